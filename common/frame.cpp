@@ -1,0 +1,39 @@
+#include "common/frame.h"
+
+#include <cstring>
+
+namespace gme {
+
+void Plane::alloc(int w, int h, int border) {
+  width = w;
+  height = h;
+  pad = border;
+  stride = w + 2 * border;
+  storage.assign(static_cast<size_t>(stride) * (h + 2 * border), 0);
+}
+
+void Plane::extend_borders() {
+  for (int y = 0; y < height; ++y) {
+    uint8_t* r = row(y);
+    std::memset(r - pad, r[0], pad);
+    std::memset(r + width, r[width - 1], pad);
+  }
+  const uint8_t* top = row(0) - pad;
+  const uint8_t* bottom = row(height - 1) - pad;
+  for (int y = 1; y <= pad; ++y) {
+    std::memcpy(row(-y) - pad, top, stride);
+    std::memcpy(row(height - 1 + y) - pad, bottom, stride);
+  }
+}
+
+void Frame::alloc(int coded_w, int coded_h, int visible_w, int visible_h) {
+  width = coded_w;
+  height = coded_h;
+  crop_width = visible_w;
+  crop_height = visible_h;
+  plane[0].alloc(coded_w, coded_h, kLumaPad);
+  plane[1].alloc(coded_w / 2, coded_h / 2, kChromaPad);
+  plane[2].alloc(coded_w / 2, coded_h / 2, kChromaPad);
+}
+
+}  // namespace gme

@@ -1,0 +1,50 @@
+// Pictures: three 8-bit planes (4:2:0) with replicated borders, so motion vectors may point outside the picture.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gme {
+
+// Luma planes carry kLumaPad pixels of border, chroma kChromaPad. Any block fetch (with interpolation taps) whose
+// origin is clamped to [-kLumaPad + 3, width + kLumaPad - 16 - 3] reads the same values an unbounded edge
+// replication would give, so motion search and compensation clamp fetch coordinates instead of vectors.
+constexpr int kLumaPad = 32;
+constexpr int kChromaPad = 16;
+
+struct Plane {
+  int width = 0;   // coded width in pixels (multiple of 16 for luma, 8 for chroma)
+  int height = 0;
+  int stride = 0;  // bytes between rows, padding included
+  int pad = 0;
+  std::vector<uint8_t> storage;
+
+  void alloc(int w, int h, int border);
+  uint8_t* row(int y) { return storage.data() + static_cast<size_t>(y + pad) * stride + pad; }
+  const uint8_t* row(int y) const { return storage.data() + static_cast<size_t>(y + pad) * stride + pad; }
+  uint8_t* at(int x, int y) { return row(y) + x; }
+  const uint8_t* at(int x, int y) const { return row(y) + x; }
+  // Replicates the outermost picture samples into the border (call after the picture is final, i.e. deblocked).
+  void extend_borders();
+};
+
+struct Frame {
+  Plane plane[3];       // Y, Cb, Cr
+  int width = 0;        // coded luma size: multiple of 16
+  int height = 0;
+  int crop_width = 0;   // visible size (SPS frame cropping removes the rest)
+  int crop_height = 0;
+
+  // Coding bookkeeping, filled by the encoder.
+  int frame_num = 0;    // frame_num as coded
+  int poc = 0;          // picture order count (display order * 2)
+  int id = -1;          // unique id for "same reference picture" tests (deblocking, MV prediction)
+  bool is_idr = false;
+
+  void alloc(int coded_w, int coded_h, int visible_w, int visible_h);
+  void extend_borders() { for (Plane& p : plane) p.extend_borders(); }
+  Plane& y() { return plane[0]; }
+  const Plane& y() const { return plane[0]; }
+};
+
+}  // namespace gme

@@ -1,0 +1,35 @@
+// Block distortion primitives. Each has a plain C++ reference (pixel.cpp); SIMD versions (pixel_simd_*.cpp)
+// register themselves in pixel_init() when the CPU supports them. tests/test_checkasm.cpp compares every
+// registered variant with the reference bit for bit.
+#pragma once
+#include <cstdint>
+
+namespace gme {
+
+// Block sizes indexed as in JM's block types: 16x16, 16x8, 8x16, 8x8, 8x4, 4x8, 4x4.
+enum BlockSize { kB16x16 = 0, kB16x8, kB8x16, kB8x8, kB8x4, kB4x8, kB4x4, kNumBlockSizes };
+constexpr int kBlockW[kNumBlockSizes] = {16, 16, 8, 8, 8, 4, 4};
+constexpr int kBlockH[kNumBlockSizes] = {16, 8, 16, 8, 4, 8, 4};
+
+using SadFn = uint32_t (*)(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride);
+using SsdFn = uint64_t (*)(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride);
+
+struct PixelFuncs {
+  SadFn sad[kNumBlockSizes];
+  // Sum of absolute Hadamard-transformed differences, JM convention: 4x4 transforms summed and halved,
+  // i.e. SATD(4x4) = (sum |H d H^T| + 1) >> 1 per 4x4 block, summed over the block.
+  SadFn satd[kNumBlockSizes];
+  SsdFn ssd[kNumBlockSizes];
+  // Sixteen 4x4 SADs of a 16x16 block at once (raster order of the 4x4 blocks): the inner loop of full search.
+  void (*sad_4x4_x16)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
+  const char* name;
+};
+
+// The plain C++ reference implementations.
+const PixelFuncs& pixel_ref();
+// The fastest implementations this CPU supports (selected once at start); same results as pixel_ref().
+const PixelFuncs& pixel_best();
+// All variants that run on this CPU, reference first (for checkasm and benchmarks). Returns the count.
+int pixel_variants(const PixelFuncs** out, int max);
+
+}  // namespace gme

@@ -1,0 +1,37 @@
+// Shared scalar types and small helpers used across common/, encoder/ and gpu/.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+
+namespace gme {
+
+// Motion vector in quarter-pel units (the unit of the bitstream).
+struct MV {
+  int16_t x = 0;
+  int16_t y = 0;
+  constexpr MV() = default;
+  constexpr MV(int ax, int ay) : x(static_cast<int16_t>(ax)), y(static_cast<int16_t>(ay)) {}
+  constexpr bool operator==(const MV& o) const { return x == o.x && y == o.y; }
+  constexpr bool operator!=(const MV& o) const { return !(*this == o); }
+};
+
+inline constexpr int clip3(int lo, int hi, int v) { return v < lo ? lo : (v > hi ? hi : v); }
+inline constexpr uint8_t clip_pixel(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
+
+// Picture coding type, as JM prints it.
+enum class SliceType : uint8_t { P = 0, I = 2 };
+
+// JM's Lagrangian fixed point: J = (D << kLambdaBits) + lambda_factor * R (JCOST_CALC_SCALEUP = 1 in JM 19.0,
+// lencod/inc/defines.h), lambda_factor = (int)(lambda * 2^16 + 0.5).
+constexpr int kLambdaBits = 16;
+inline int lambda_factor(double lambda) { return static_cast<int>(lambda * (1 << kLambdaBits) + 0.5); }
+
+// Length in bits of the se(v) code of v (JM's mvbits[] table).
+inline int se_bits(int v) {
+  unsigned code_num = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);
+  int len = 1;
+  for (unsigned t = code_num + 1; t > 1; t >>= 1) len += 2;
+  return len;
+}
+
+}  // namespace gme

@@ -1,0 +1,65 @@
+// The encoder as the command-line driver sees it: frames in, Annex B bytes and reconstructions out.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/types.h"
+#include "encoder/params.h"
+
+namespace gme {
+
+// Seconds spent per stage for one picture (or summed over a sequence).
+struct StageTimes {
+  double integer_me = 0;   // integer motion estimation (GPU call or CPU fast full search)
+  double subpel_me = 0;    // half/quarter-pel refinement
+  double mode_decision = 0;// intra/inter decision not counted above
+  double coding = 0;       // transform, quantisation, reconstruction, CAVLC
+  double deblocking = 0;
+  double total = 0;
+  StageTimes& operator+=(const StageTimes& o) {
+    integer_me += o.integer_me; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
+    coding += o.coding; deblocking += o.deblocking; total += o.total;
+    return *this;
+  }
+};
+
+struct PictureResult {
+  SliceType type = SliceType::I;
+  bool idr = false;
+  int qp = 0;
+  int64_t bits = 0;        // bits of this picture's NAL units (parameter sets written with it included)
+  int num_slices = 0;
+  int poc = 0;
+  int frame_num = 0;
+  StageTimes times;
+  int mb_counts[9] = {};   // macroblocks per MbType
+};
+
+class Encoder {
+ public:
+  // Throws std::runtime_error with a one-line message if the parameters cannot be honoured.
+  explicit Encoder(const EncoderParams& params);
+  ~Encoder();
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
+
+  // Encodes the next picture in coding order (= display order; no B pictures). `src` has the coded size (padded to
+  // multiples of 16 by the reader). Appends Annex B bytes to `out` (SPS/PPS before each IDR picture).
+  PictureResult encode(const Frame& src, std::vector<uint8_t>& out);
+
+  // Reconstruction of the last encoded picture (deblocked), coded size.
+  const Frame& last_recon() const;
+
+  // Which integer-ME path ran and why ("cpu fast full search", "gpu: NVIDIA H100 80GB HBM3",
+  // "cpu twin: no CUDA device found", ...).
+  std::string integer_me_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gme

@@ -1,0 +1,126 @@
+// Integer motion estimation: the contract between the macroblock loop and whoever finds integer vectors.
+//
+// Two producers exist.
+//  * The unmodified run (GPUIntegerME = 0): JM 19.0 fast full search (SearchMode 0). Per macroblock and reference
+//    the window is +-SearchRange around the 16x16 motion-vector predictor rounded to full pel; every partition is
+//    searched over that whole window with its *own exact* predictor at the moment mode decision asks for it. That
+//    predictor depends on decisions made earlier in the macroblock loop, so this producer is lazy: it computes the
+//    4x4 SAD table of a macroblock/reference when first asked.
+//  * The picture-level search (GPUIntegerME = 1): at the start of each P picture, one call computes for every
+//    macroblock, reference and the 41 partitions the cost of every position of a window around a centre known at
+//    picture start, with the lambda * mv-bits penalty taken against a predictor known at picture start, and keeps
+//    the best K candidates with their raw SADs (gpu/: CUDA kernels and their plain C++ twin). The macroblock loop
+//    re-ranks the K candidates with the exact predictor.
+// Both are seen by sub-pel refinement and mode decision through IntegerCandidateSource only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/types.h"
+
+namespace gme {
+
+struct Plane;
+
+// ---- The 41 partitions of a macroblock --------------------------------------------------------------------
+// 0: 16x16; 1-2: 16x8 (top, bottom); 3-4: 8x16 (left, right); 5-8: 8x8 (raster);
+// 9-16: 8x4, two per 8x8 (9 + 2*b8 + i, i = top/bottom); 17-24: 4x8 (17 + 2*b8 + i, i = left/right);
+// 25-40: 4x4 (25 + 4*b8 + i, i raster inside the 8x8).
+constexpr int kNumPartitions = 41;
+
+struct PartitionGeometry {
+  int x, y, w, h;  // in 4x4-block units inside the macroblock
+};
+
+constexpr PartitionGeometry partition_geometry(int p) {
+  if (p == 0) return {0, 0, 4, 4};
+  if (p <= 2) return {0, 2 * (p - 1), 4, 2};
+  if (p <= 4) return {2 * (p - 3), 0, 2, 4};
+  if (p <= 8) return {2 * ((p - 5) & 1), 2 * ((p - 5) >> 1), 2, 2};
+  if (p <= 16) { int b8 = (p - 9) >> 1, i = (p - 9) & 1; return {2 * (b8 & 1), 2 * (b8 >> 1) + i, 2, 1}; }
+  if (p <= 24) { int b8 = (p - 17) >> 1, i = (p - 17) & 1; return {2 * (b8 & 1) + i, 2 * (b8 >> 1), 1, 2}; }
+  { int b8 = (p - 25) >> 2, i = (p - 25) & 3; return {2 * (b8 & 1) + (i & 1), 2 * (b8 >> 1) + (i >> 1), 1, 1}; }
+}
+
+// First partition index of each block size, and how many there are.
+constexpr int kPart16x16 = 0, kPart16x8 = 1, kPart8x16 = 3, kPart8x8 = 5, kPart8x4 = 9, kPart4x8 = 17, kPart4x4 = 25;
+
+// ---- Deterministic tie-breaking ---------------------------------------------------------------------------
+// Equal costs are resolved in JM's spiral order (lencod/src/mv_search.c): the centre first, then rings of growing
+// Chebyshev radius l; inside a ring, rows y = -l and y = +l for x = -l+1..l-1 (interleaved -l, +l), then columns
+// x = -l and x = +l for y = -l..l (interleaved). A smaller index wins a tie.
+constexpr int spiral_index(int dx, int dy) {
+  int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
+  int l = ax > ay ? ax : ay;
+  if (l == 0) return 0;
+  int base = (2 * l - 1) * (2 * l - 1);
+  if (ay == l && ax < l) return base + 2 * (dx + l - 1) + (dy > 0 ? 1 : 0);
+  return base + 2 * (2 * l - 1) + 2 * (dy + l) + (dx > 0 ? 1 : 0);
+}
+
+// ---- Costs --------------------------------------------------------------------------------------------------
+// JM 19.0 motion cost at full pel (JCOST_CALC_SCALEUP = 1):
+//   J = (SAD << 16) + lambda_factor * (se_bits(4*mvx - pred.x) + se_bits(4*mvy - pred.y))
+// with lambda_factor = lambda_mf[P][qp][F_PEL] = (int)(sqrt(lambda_md) * 65536 + 0.5) for SAD (see doc/RD.md).
+inline uint64_t motion_cost(uint32_t sad, int lambda_factor, MV mv_qpel, MV pred_qpel) {
+  return (static_cast<uint64_t>(sad) << kLambdaBits) +
+         static_cast<uint64_t>(lambda_factor) * (se_bits(mv_qpel.x - pred_qpel.x) + se_bits(mv_qpel.y - pred_qpel.y));
+}
+
+struct Candidate {
+  MV mv;             // integer vector, in quarter-pel units (multiples of 4)
+  uint32_t sad = 0;  // raw SAD of the partition at mv
+};
+
+// ---- Picture-level search (GPU and its twin) -------------------------------------------------------------
+struct PictureSearchRequest {
+  const Plane* cur = nullptr;              // current luma, coded size (multiple of 16), borders not needed
+  std::vector<const Plane*> refs;          // reference lumas (borders extended), index = ref_idx
+  int mb_width = 0, mb_height = 0;
+  int search_range = 32;                   // +-full pel, 1..128
+  int top_k = 1;                           // candidates kept per (ref, mb, partition)
+  int lambda_factor = 0;                   // as in motion_cost()
+  // Per (ref, mb) in ref-major order: window centre (full pel, quarter-pel units: multiples of 4) and the
+  // predictor the penalty is taken against (quarter pel). The paper-faithful mode uses (0,0) for both.
+  std::vector<MV> centre;
+  std::vector<MV> penalty_pred;
+};
+
+// Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
+// relative to the centre). Positions whose block would leave the padded reference are clamped as in frame.h, so
+// every window position is a valid candidate.
+struct PictureCandidates {
+  int num_refs = 0, num_mbs = 0, top_k = 0;
+  std::vector<Candidate> data;
+  void resize(int refs, int mbs, int k) {
+    num_refs = refs; num_mbs = mbs; top_k = k;
+    data.assign(static_cast<size_t>(refs) * mbs * kNumPartitions * k, Candidate{});
+  }
+  Candidate* at(int ref, int mb, int part) {
+    return data.data() + ((static_cast<size_t>(ref) * num_mbs + mb) * kNumPartitions + part) * top_k;
+  }
+  const Candidate* at(int ref, int mb, int part) const {
+    return data.data() + ((static_cast<size_t>(ref) * num_mbs + mb) * kNumPartitions + part) * top_k;
+  }
+};
+
+class PictureIntegerSearch {
+ public:
+  virtual ~PictureIntegerSearch() = default;
+  virtual void search(const PictureSearchRequest& req, PictureCandidates& out) = 0;
+  virtual const char* name() const = 0;  // "cuda:<device name>" or "cpu-twin"
+};
+
+// ---- What the macroblock loop sees -------------------------------------------------------------------------
+class IntegerCandidateSource {
+ public:
+  virtual ~IntegerCandidateSource() = default;
+  // Called once per macroblock and reference before any query; pred16x16 is the exact 16x16 MV predictor.
+  virtual void begin_mb(int mb_x, int mb_y, int ref, MV pred16x16) = 0;
+  // Best integer vector of a partition for the partition's exact predictor (minimum of motion_cost; ties by
+  // spiral index around the window centre). The returned SAD is that of the returned vector.
+  virtual Candidate best(int part, MV exact_pred) = 0;
+};
+
+}  // namespace gme
