@@ -1,13 +1,26 @@
-// TEMPORARY: replaced by the real encoder (picture/slice/macroblock loops) as it lands.
+// class Encoder: a thin shell around EncoderState and the picture loop (encoder/picture.h).
 #include "encoder/encoder.h"
 
-#include <stdexcept>
+#include "encoder/picture.h"
 
 namespace gme {
-struct Encoder::Impl { Frame recon; };
-Encoder::Encoder(const EncoderParams&) : impl_(new Impl) {}
+
+struct Encoder::Impl {
+  EncoderState state;
+};
+
+Encoder::Encoder(const EncoderParams& params) : impl_(new Impl) { init_encoder_state(impl_->state, params); }
+
 Encoder::~Encoder() = default;
-PictureResult Encoder::encode(const Frame&, std::vector<uint8_t>&) { throw std::runtime_error("encoder not implemented yet"); }
-const Frame& Encoder::last_recon() const { return impl_->recon; }
-std::string Encoder::integer_me_path() const { return "none"; }
+
+PictureResult Encoder::encode(const Frame& src, std::vector<uint8_t>& out) {
+  return encode_picture(impl_->state, src, out);
+}
+
+const Frame& Encoder::last_recon() const { return *impl_->state.rec; }
+
+const std::vector<MbInfo>& Encoder::last_mb_info() const { return impl_->state.mbs; }
+
+std::string Encoder::integer_me_path() const { return impl_->state.me_path; }
+
 }  // namespace gme

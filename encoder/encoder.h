@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/mbinfo.h"
 #include "common/types.h"
 #include "encoder/params.h"
 
@@ -52,6 +53,9 @@ class Encoder {
 
   // Reconstruction of the last encoded picture (deblocked), coded size.
   const Frame& last_recon() const;
+
+  // Macroblocks of the last encoded picture, raster order (types, vectors, ...; doc/STATS.md mb_mv).
+  const std::vector<MbInfo>& last_mb_info() const;
 
   // Which integer-ME path ran and why ("cpu fast full search", "gpu: NVIDIA H100 80GB HBM3",
   // "cpu twin: no CUDA device found", ...).

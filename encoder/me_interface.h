@@ -85,6 +85,11 @@ struct PictureSearchRequest {
   // predictor the penalty is taken against (quarter pel). The paper-faithful mode uses (0,0) for both.
   std::vector<MV> centre;
   std::vector<MV> penalty_pred;
+  // Optional identity of the pictures' pixel content (e.g. Frame::id), so the GPU keeps pictures resident and a
+  // picture uploaded once (as current or reference) is not uploaded again. -1 (or an empty ref_ids) means unknown:
+  // the picture is uploaded on every call. Two pictures with different pixels must never share an id.
+  int cur_id = -1;
+  std::vector<int> ref_ids;                // empty, or one per ref
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index

@@ -1,0 +1,77 @@
+#include "common/bitstream.h"
+
+namespace gme {
+
+void BitWriter::put(int nbits, uint32_t value) {
+  if (nbits <= 0) return;
+  acc_ = (acc_ << nbits) | (nbits == 32 ? value : (value & ((1u << nbits) - 1u)));
+  acc_bits_ += nbits;
+  while (acc_bits_ >= 8) {
+    acc_bits_ -= 8;
+    buf_.push_back(static_cast<uint8_t>(acc_ >> acc_bits_));
+  }
+  acc_ &= (1ull << acc_bits_) - 1ull;
+}
+
+void BitWriter::ue(uint32_t v) {
+  // codeNum v is written as (len zeros) 1 (len bits of v + 1 - 2^len).
+  uint64_t x = static_cast<uint64_t>(v) + 1;
+  int len = 0;
+  while ((x >> (len + 1)) != 0) ++len;
+  put(len, 0);
+  if (len + 1 <= 32) {
+    put(len + 1, static_cast<uint32_t>(x));
+  } else {  // only for v = 2^32 - 1, never used, kept total
+    put(1, static_cast<uint32_t>(x >> 32));
+    put(32, static_cast<uint32_t>(x));
+  }
+}
+
+void BitWriter::se(int v) {
+  ue(v > 0 ? 2u * static_cast<uint32_t>(v) - 1u : 2u * static_cast<uint32_t>(-static_cast<int64_t>(v)));
+}
+
+void BitWriter::te(int range, uint32_t v) {
+  if (range > 1) ue(v);
+  else put(1, v ? 0u : 1u);
+}
+
+void BitWriter::rbsp_trailing_bits() {
+  put(1, 1);
+  align_zero();
+}
+
+void BitWriter::align_zero() {
+  if (acc_bits_) put(8 - acc_bits_, 0);
+}
+
+int ue_bits(uint32_t v) {
+  uint64_t x = static_cast<uint64_t>(v) + 1;
+  int len = 0;
+  while ((x >> (len + 1)) != 0) ++len;
+  return 2 * len + 1;
+}
+
+int se_bits_v(int v) {
+  return ue_bits(v > 0 ? 2u * static_cast<uint32_t>(v) - 1u : 2u * static_cast<uint32_t>(-static_cast<int64_t>(v)));
+}
+
+size_t write_nal_annexb(std::vector<uint8_t>& out, int nal_ref_idc, int nal_unit_type,
+                        const std::vector<uint8_t>& rbsp) {
+  size_t start = out.size();
+  out.insert(out.end(), {0, 0, 0, 1});
+  out.push_back(static_cast<uint8_t>(((nal_ref_idc & 3) << 5) | (nal_unit_type & 31)));
+  int zeros = 0;
+  for (uint8_t b : rbsp) {
+    // Within the NAL unit, 00 00 followed by 00..03 must not occur: insert 03 after two zeros.
+    if (zeros == 2 && b <= 3) {
+      out.push_back(3);
+      zeros = 0;
+    }
+    out.push_back(b);
+    zeros = (b == 0) ? zeros + 1 : 0;
+  }
+  return out.size() - start;
+}
+
+}  // namespace gme

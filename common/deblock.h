@@ -1,0 +1,40 @@
+// In-loop deblocking filter (H.264 clause 8.7) for frame pictures, 4:2:0, baseline profile tools (4x4 transform,
+// no MBAFF, no field pictures). The encoder runs it on every reconstructed picture before it becomes a reference,
+// so it must be bit-exact with any conforming decoder.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/mbinfo.h"
+
+namespace gme {
+
+// Filters a whole reconstructed picture in place (luma and both chroma planes, coded size), macroblocks in raster
+// order. mbs[mb_y * mb_width + mb_x]; params[mb.slice_id] holds each slice's disable_deblocking_filter_idc and
+// offsets; chroma_qp_offset is the PPS chroma_qp_index_offset. Macroblocks with slice_id < 0 are left alone.
+void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
+                     const std::vector<SliceDeblockParams>& params, int chroma_qp_offset);
+
+// ---- Building blocks, exposed for tests (tests/test_deblock.cpp) ----
+
+// Table 8-16 (alpha', beta') and Table 8-17 (tC0' for bS 1..3), 8-bit video; index 0..51.
+int deblock_alpha(int index_a);
+int deblock_beta(int index_b);
+int deblock_tc0(int index_a, int bs);
+
+// QP_C for a luma QP (Table 8-15 applied to Clip3(0, 51, qp_y + chroma_qp_offset)).
+int deblock_chroma_qp(int qp_y, int chroma_qp_offset);
+
+// Boundary strength (8.7.2.1) between 4x4 luma block blk_p of macroblock p and block blk_q of macroblock q
+// (raster indices inside each macroblock); mb_edge: the edge is a macroblock edge. For an internal edge, p and q
+// are the same macroblock.
+int deblock_bs(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q, bool mb_edge);
+
+// Filters one line of samples across an edge (8.7.2.3 / 8.7.2.4). q0 points at the first sample on the q side,
+// p0 is at q0[-step], p1 at q0[-2 * step], q1 at q0[step], ... alpha/beta/tc0 come from the tables above (tc0 is
+// ignored for bs 4).
+void deblock_luma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0);
+void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0);
+
+}  // namespace gme

@@ -1,0 +1,380 @@
+#include "encoder/analyse_inter.h"
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "common/bitstream.h"
+#include "common/mc.h"
+#include "encoder/analyse_intra.h"
+#include "encoder/mvpred.h"
+
+namespace gme {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// Costs are signed here: JM's distblk is signed and the RDOptimization 0 skip cost can be negative.
+constexpr int64_t kMaxCost = std::numeric_limits<int64_t>::max();
+
+// Decorates the integer source to time the integer stage apart from the sub-pel refinement.
+class TimedSource final : public IntegerCandidateSource {
+ public:
+  TimedSource(IntegerCandidateSource& s, double& t) : s_(s), t_(t) {}
+  void begin_mb(int mb_x, int mb_y, int ref, MV pred) override {
+    auto t0 = Clock::now();
+    s_.begin_mb(mb_x, mb_y, ref, pred);
+    t_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  Candidate best(int part, MV pred) override {
+    auto t0 = Clock::now();
+    Candidate r = s_.best(part, pred);
+    t_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    return r;
+  }
+
+ private:
+  IntegerCandidateSource& s_;
+  double& t_;
+};
+
+// JM refbits: ue(v) length of ref_idx, charged only when the list has more than one picture.
+inline int64_t ref_cost(const MbContext& c, int lambda, int ref) {
+  return c.num_ref_idx_active > 1 ? static_cast<int64_t>(lambda) * ue_bits(static_cast<uint32_t>(ref)) : 0;
+}
+
+// MDDistortion of the 16 luma 4x4 blocks of pred against the source (JM distortion4x4 summed).
+uint64_t md_distortion_16x16(const MbContext& c, const uint8_t pred[256]) {
+  const uint8_t* src = src_luma(c);
+  const int ss = c.src->plane[0].stride;
+  uint64_t d = 0;
+  for (int b = 0; b < 16; ++b) {
+    const uint8_t* a = src + 4 * (b & 3) + 4 * (b >> 2) * ss;
+    const uint8_t* q = pred + 4 * (b & 3) + 64 * (b >> 2);
+    switch (c.p->md_distortion) {
+      case 0: d += c.px->sad[kB4x4](a, ss, q, 16); break;
+      case 1: d += c.px->ssd[kB4x4](a, ss, q, 16); break;
+      default: d += c.px->satd[kB4x4](a, ss, q, 16); break;
+    }
+  }
+  return d;
+}
+
+struct Searcher {
+  const MbContext& c;
+  InterContext& ic;
+  TimedSource timed;
+  MV skip_mv;
+  int64_t skip_cost = 0;  // JM GetSkipCostMB (RDOptimization 0 only)
+  MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
+  MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
+  double me_time = 0;
+
+  Searcher(const MbContext& ctx, InterContext& ictx) : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me) {
+    cur.type = MbType::P8x8;
+    cur.slice_id = c.slice_id;
+    MvPredContext m = mvctx();
+    for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = predict_mv(m, 0, 0, 4, 4, r);
+    skip_mv = predict_skip_mv(m);
+    if (c.p->rd_optimization == 0) {
+      uint8_t pred[256];
+      mc_luma(pred, 16, c.refs[0]->plane[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
+      skip_cost = static_cast<int64_t>(md_distortion_16x16(c, pred) << kLambdaBits) -
+                  static_cast<int64_t>(c.lam.mf[2]) * 8;
+    }
+  }
+  MvPredContext mvctx() const { return MvPredContext{c.mbs, c.mb_w, c.mb_h, c.mb_x, c.mb_y, c.slice_id, &cur}; }
+
+  // BlockMotionSearch of partition `part` with reference `ref` against the current state's predictor. With
+  // RDOptimization 0 the 16x16 search of every reference ends with JM's skip check: if GetSkipCostMB (prediction
+  // of ref 0 at the P_Skip vector, MDDistortion - 8 * lambda_mf[Q_PEL]) is lower, the vector becomes the skip
+  // vector and the cost the skip cost (it can be negative).
+  int64_t search(int part, int ref, MV* mv_out) {
+    const PartitionGeometry g = partition_geometry(part);
+    const MV pred = predict_mv(mvctx(), g.x, g.y, g.w, g.h, ref);
+    auto t0 = Clock::now();
+    const double int_before = ic.times->integer_me;
+    timed.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+    MotionSearchParams msp = ic.msp;
+    msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
+    MotionResult r = motion_search_partition(timed, part, pred, src_luma(c), c.src->plane[0].stride,
+                                             c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
+    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    ic.times->subpel_me += total - (ic.times->integer_me - int_before);
+    int64_t cost = static_cast<int64_t>(r.cost);
+    *mv_out = r.mv;
+    if (c.p->rd_optimization == 0 && part == kPart16x16 && skip_cost < cost) {
+      cost = skip_cost;
+      *mv_out = skip_mv;
+    }
+    return cost;
+  }
+
+  void set_state(int part, int ref, MV mv) {
+    const PartitionGeometry g = partition_geometry(part);
+    for (int y = g.y; y < g.y + g.h; ++y)
+      for (int x = g.x; x < g.x + g.w; ++x) {
+        cur.ref_idx[(x >> 1) + 2 * (y >> 1)] = static_cast<int8_t>(ref);
+        cur.mv[x + 4 * y] = mv;
+      }
+  }
+
+  // Best reference for one partition (JM list_prediction_cost / update_mcost).
+  int64_t partition(int part, int ref_lambda, int* best_ref, MV* best_mv) {
+    int64_t best = kMaxCost;
+    for (int r = 0; r < c.num_ref_idx_active; ++r) {
+      MV mv;
+      const int64_t m = search(part, r, &mv);
+      if (m < best) {
+        const int64_t cost = m + ref_cost(c, ref_lambda, r);
+        if (cost < best) { best = cost; *best_ref = r; *best_mv = mv; }
+      }
+    }
+    set_state(part, *best_ref, *best_mv);
+    return best;
+  }
+};
+
+struct InterCandidate {
+  MbCoding mb;
+  int64_t cost = kMaxCost;
+};
+
+// Sub-partitions (first partition index, count) of a sub_mb_type for 8x8 block b8.
+void sub_parts(SubMbType t, int b8, int* first, int* n) {
+  switch (t) {
+    case SubMbType::S8x8: *first = kPart8x8 + b8; *n = 1; break;
+    case SubMbType::S8x4: *first = kPart8x4 + 2 * b8; *n = 2; break;
+    case SubMbType::S4x8: *first = kPart4x8 + 2 * b8; *n = 2; break;
+    default: *first = kPart4x4 + 4 * b8; *n = 4; break;
+  }
+}
+
+// Motion search of the 16x16 / 16x8 / 8x16 / P8x8 candidates; fills their MbCoding (type, refs, mvs).
+void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
+  const EncoderParams& p = *c.p;
+  const int ref_lambda = p.rd_optimization ? c.lam.mf[2] : c.lam.mf[2] >> 2;
+  const MbType types[3] = {MbType::P16x16, MbType::P16x8, MbType::P8x16};
+  for (int m = 0; m < 3; ++m) {
+    if (!p.p_search[m + 1]) continue;
+    MbCoding& mb = cand[m].mb;
+    mb.type = types[m];
+    int64_t cost = 0;
+    const int nparts = m == 0 ? 1 : 2;
+    const int first = m == 0 ? kPart16x16 : m == 1 ? kPart16x8 : kPart8x16;
+    for (int i = 0; i < nparts; ++i) {
+      int ref = 0;
+      MV mv;
+      cost += s.partition(first + i, ref_lambda, &ref, &mv);
+      const PartitionGeometry g = partition_geometry(first + i);
+      for (int y = g.y; y < g.y + g.h; ++y)
+        for (int x = g.x; x < g.x + g.w; ++x) {
+          mb.ref_idx[(x >> 1) + 2 * (y >> 1)] = static_cast<int8_t>(ref);
+          mb.mv[x + 4 * y] = mv;
+        }
+    }
+    cand[m].cost = cost;
+  }
+  // P8x8: per 8x8, each enabled sub type, each reference (sub-partitions share the 8x8's reference).
+  if (!(p.p_search[4] || p.p_search[5] || p.p_search[6] || p.p_search[7])) return;
+  MbCoding& mb = cand[3].mb;
+  mb.type = MbType::P8x8;
+  int64_t total = 0;
+  for (int b8 = 0; b8 < 4; ++b8) {
+    int64_t best8 = kMaxCost;
+    for (int st = 0; st < 4; ++st) {
+      if (!p.p_search[4 + st]) continue;
+      int first, n;
+      sub_parts(static_cast<SubMbType>(st), b8, &first, &n);
+      int64_t best_ref_cost = kMaxCost;
+      int best_ref = 0;
+      MV best_mv[4];
+      for (int r = 0; r < c.num_ref_idx_active; ++r) {
+        int64_t cost = 0;
+        MV mvs[4];
+        for (int i = 0; i < n; ++i) {
+          cost += s.search(first + i, r, &mvs[i]);
+          s.set_state(first + i, r, mvs[i]);
+        }
+        if (cost < best_ref_cost) {
+          cost += ref_cost(c, ref_lambda, r);
+          if (cost < best_ref_cost) {
+            best_ref_cost = cost;
+            best_ref = r;
+            std::memcpy(best_mv, mvs, sizeof(best_mv));
+          }
+        }
+      }
+      // JM: + lambda_mf[Q_PEL] * refbits[sub_mb_type] (only with several references), - 1.
+      const int64_t cost = best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1;
+      if (cost < best8) {
+        best8 = cost;
+        mb.sub_type[b8] = static_cast<SubMbType>(st);
+        mb.ref_idx[b8] = static_cast<int8_t>(best_ref);
+        for (int i = 0; i < n; ++i) {
+          const PartitionGeometry g = partition_geometry(first + i);
+          for (int y = g.y; y < g.y + g.h; ++y)
+            for (int x = g.x; x < g.x + g.w; ++x) mb.mv[x + 4 * y] = best_mv[i];
+        }
+      }
+    }
+    // The next 8x8 blocks predict from this one's decision.
+    int first, n;
+    sub_parts(mb.sub_type[b8], b8, &first, &n);
+    for (int i = 0; i < n; ++i) {
+      const PartitionGeometry g = partition_geometry(first + i);
+      s.set_state(first + i, mb.ref_idx[b8], mb.mv[g.x + 4 * g.y]);
+    }
+    total += best8;
+  }
+  cand[3].cost = total;
+}
+
+void make_skip(const MbContext& c, MbCoding& mb) {
+  MbInfo empty;
+  MvPredContext m{c.mbs, c.mb_w, c.mb_h, c.mb_x, c.mb_y, c.slice_id, &empty};
+  const MV skip_mv = predict_skip_mv(m);
+  mb = MbCoding();
+  mb.type = MbType::PSkip;
+  for (int i = 0; i < 4; ++i) mb.ref_idx[i] = 0;
+  for (int i = 0; i < 16; ++i) mb.mv[i] = skip_mv;
+}
+
+// Codes an inter candidate (prediction, residual, reconstruction in the picture).
+void code_inter_candidate(const MbContext& c, MbCoding& mb) {
+  uint8_t luma[256], chroma[2][64];
+  predict_inter(c, mb, luma, chroma);
+  code_inter(c, luma, chroma, mb);
+  if (mb.type != MbType::PSkip) compute_mvd(c, mb);
+}
+
+bool is_skip_equivalent(const MbCoding& mb, const MbCoding& skip) {
+  return mb.type == MbType::P16x16 && mb.cbp == 0 && mb.ref_idx[0] == 0 && mb.mv[0] == skip.mv[0];
+}
+
+struct RecSave { uint8_t y[256], u[64], v[64]; };
+void save_rec(const MbContext& c, RecSave& s) {
+  for (int y = 0; y < 16; ++y) std::memcpy(s.y + 16 * y, c.rec->plane[0].at(16 * c.mb_x, 16 * c.mb_y + y), 16);
+  for (int y = 0; y < 8; ++y) {
+    std::memcpy(s.u + 8 * y, c.rec->plane[1].at(8 * c.mb_x, 8 * c.mb_y + y), 8);
+    std::memcpy(s.v + 8 * y, c.rec->plane[2].at(8 * c.mb_x, 8 * c.mb_y + y), 8);
+  }
+}
+void load_rec(const MbContext& c, const RecSave& s) {
+  for (int y = 0; y < 16; ++y) std::memcpy(c.rec->plane[0].at(16 * c.mb_x, 16 * c.mb_y + y), s.y + 16 * y, 16);
+  for (int y = 0; y < 8; ++y) {
+    std::memcpy(c.rec->plane[1].at(8 * c.mb_x, 8 * c.mb_y + y), s.u + 8 * y, 8);
+    std::memcpy(c.rec->plane[2].at(8 * c.mb_x, 8 * c.mb_y + y), s.v + 8 * y, 8);
+  }
+}
+
+int64_t rd_cost_skip(const MbContext& c) {
+  uint64_t d = c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
+  for (int k = 0; k < 2; ++k)
+    d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
+  // JM (use_of_cc): the skip costs the growth of the pending mb_skip_run code.
+  const int bits = ue_bits(static_cast<uint32_t>(c.skip_run + 1)) - ue_bits(static_cast<uint32_t>(c.skip_run));
+  return static_cast<int64_t>((d << kLambdaBits) +
+                              static_cast<uint64_t>(c.lam.md_factor) * static_cast<uint64_t>(bits > 0 ? bits : 0));
+}
+
+}  // namespace
+
+int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
+  const EncoderParams& p = *c.p;
+  const bool intra_ok = !p.disable_intra_in_inter;
+  auto t_md = Clock::now();
+  const double me_before = ic.times->integer_me + ic.times->subpel_me;
+
+  Searcher s(c, ic);
+  InterCandidate cand[4];
+  search_modes(c, s, cand);
+  MbCoding skip;
+  make_skip(c, skip);
+
+  int64_t result;
+  if (p.rd_optimization == 0) {
+    // md_low.c: the cheapest inter mode by motion cost, then intra by its low-complexity cost.
+    int64_t min_cost = kMaxCost;
+    int best = -1;
+    for (int m = 0; m < 4; ++m)
+      if (cand[m].cost < min_cost) { min_cost = cand[m].cost; best = m; }
+    MbCoding intra;
+    bool intra_best = false;
+    if (intra_ok || best < 0) {
+      const int chroma_mode = decide_chroma_mode_low(c);
+      if (!p.disable_intra4x4) {
+        MbCoding mb4;
+        const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false));
+        if (cost4 <= min_cost) { min_cost = cost4; intra = mb4; intra_best = true; }
+      }
+      if (!p.disable_intra16x16 || p.disable_intra4x4) {
+        int mode;
+        const int64_t cost16 = static_cast<int64_t>(decide_intra16x16_mode(c, &mode));
+        if (cost16 < min_cost || (!intra_best && best < 0)) {
+          min_cost = cost16;
+          intra = MbCoding();
+          intra.type = MbType::I16x16;
+          intra.i16_mode = mode;
+          intra_best = true;
+        }
+      }
+      intra.chroma_mode = chroma_mode;
+    }
+    if (intra_best) {
+      // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
+      if (intra.type == MbType::I16x16) code_intra16x16(c, intra);
+      code_chroma_intra(c, intra);
+      out = intra;
+    } else if (best < 0) {
+      out = skip;  // no inter mode searched and no intra allowed: P_Skip is the only choice left
+      code_inter_candidate(c, out);
+    } else {
+      out = cand[best].mb;
+      code_inter_candidate(c, out);
+      if (is_skip_equivalent(out, skip)) {  // md_low.c: 16x16 without residual on the skip vector
+        out = skip;
+        code_inter_candidate(c, out);
+      }
+    }
+    result = min_cost;
+  } else {
+    // md_high.c: every candidate coded, SSD + lambda * bits, in mb_mode_table order, strictly better wins.
+    int64_t best_cost = kMaxCost;
+    RecSave best_rec;
+    auto consider = [&](MbCoding& mb) {
+      code_inter_candidate(c, mb);
+      const int64_t cost =
+          mb.type == MbType::PSkip ? rd_cost_skip(c) : static_cast<int64_t>(rd_cost_macroblock(c, mb));
+      if (cost < best_cost) {
+        best_cost = cost;
+        out = mb;
+        save_rec(c, best_rec);
+      }
+    };
+    if (p.p_slice_skip) consider(skip);
+    for (int m = 0; m < 4; ++m)
+      if (cand[m].cost != kMaxCost) consider(cand[m].mb);
+    if (intra_ok || best_cost == kMaxCost) {
+      MbCoding intra;
+      const int64_t cost = static_cast<int64_t>(analyse_intra(c, intra));
+      if (cost < best_cost) {
+        best_cost = cost;
+        out = intra;
+        save_rec(c, best_rec);
+      }
+    }
+    if (best_cost == kMaxCost) {  // nothing allowed at all: fall back to P_Skip
+      out = skip;
+      code_inter_candidate(c, out);
+      save_rec(c, best_rec);
+    }
+    load_rec(c, best_rec);
+    if (p.p_slice_skip && is_skip_equivalent(out, skip)) out.type = MbType::PSkip;  // same samples, fewer bits
+    result = best_cost;
+  }
+  const double me = ic.times->integer_me + ic.times->subpel_me - me_before;
+  ic.times->mode_decision += std::chrono::duration<double>(Clock::now() - t_md).count() - me;
+  return result;
+}
+
+}  // namespace gme

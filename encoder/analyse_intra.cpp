@@ -1,0 +1,335 @@
+#include "encoder/analyse_intra.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "common/transform.h"
+
+namespace gme {
+namespace {
+
+constexpr uint64_t kMaxCost = std::numeric_limits<uint64_t>::max();
+
+inline uint64_t dist_fp(uint64_t d) { return d << kLambdaBits; }
+inline uint64_t rate_fp(int lambda_factor, int64_t bits) { return static_cast<uint64_t>(lambda_factor) * bits; }
+
+// Distortion of a w x h block by the MDDistortion metric (0 SAD, 1 SSE, 2 SATD).
+uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int as, const uint8_t* b, int bsd) {
+  switch (c.p->md_distortion) {
+    case 0: return c.px->sad[bs](a, as, b, bsd);
+    case 1: return c.px->ssd[bs](a, as, b, bsd);
+    default: return c.px->satd[bs](a, as, b, bsd);
+  }
+}
+
+// JM hadamard4x4 (lcommon transform.c): unnormalised horizontal pass, vertical pass halved per output.
+void jm_hadamard4x4(const int in[16], int out[16]) { fwd_hadamard4x4_dc(in, out); }
+
+// JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard plus |Hadamard of the halved DCs|.
+uint64_t i16_satd(const uint8_t* src, int ss, const uint8_t* pred) {
+  int dcs[16];
+  uint64_t cost = 0;
+  for (int blk = 0; blk < 16; ++blk) {
+    int d[16], h[16];
+    const int bx = blk & 3, by = blk >> 2;
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 4; ++x)
+        d[4 * y + x] = src[(4 * by + y) * ss + 4 * bx + x] - pred[(4 * by + y) * 16 + 4 * bx + x];
+    jm_hadamard4x4(d, h);
+    for (int i = 1; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(h[i]));
+    dcs[blk] = h[0] >> 1;
+  }
+  int hd[16];
+  jm_hadamard4x4(dcs, hd);
+  for (int i = 0; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(hd[i]));
+  return cost;
+}
+
+uint64_t i16_distortion(const MbContext& c, const uint8_t* pred) {
+  const uint8_t* src = src_luma(c);
+  const int ss = c.src->plane[0].stride;
+  switch (c.p->md_distortion) {
+    case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
+    case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
+    default: return i16_satd(src, ss, pred);
+  }
+}
+
+struct LumaSave { uint8_t y[256]; };
+struct ChromaSave { uint8_t c[2][64]; };
+
+void save_luma(const MbContext& c, LumaSave& s) {
+  const Plane& p = c.rec->plane[0];
+  for (int y = 0; y < 16; ++y) std::memcpy(s.y + 16 * y, p.at(16 * c.mb_x, 16 * c.mb_y + y), 16);
+}
+void load_luma(const MbContext& c, const LumaSave& s) {
+  Plane& p = c.rec->plane[0];
+  for (int y = 0; y < 16; ++y) std::memcpy(p.at(16 * c.mb_x, 16 * c.mb_y + y), s.y + 16 * y, 16);
+}
+void save_chroma(const MbContext& c, ChromaSave& s) {
+  for (int k = 0; k < 2; ++k)
+    for (int y = 0; y < 8; ++y) std::memcpy(s.c[k] + 8 * y, c.rec->plane[1 + k].at(8 * c.mb_x, 8 * c.mb_y + y), 8);
+}
+void load_chroma(const MbContext& c, const ChromaSave& s) {
+  for (int k = 0; k < 2; ++k)
+    for (int y = 0; y < 8; ++y) std::memcpy(c.rec->plane[1 + k].at(8 * c.mb_x, 8 * c.mb_y + y), s.c[k] + 8 * y, 8);
+}
+
+void copy_chroma_levels(const MbCoding& from, MbCoding& to) {
+  to.chroma_mode = from.chroma_mode;
+  std::memcpy(to.chroma_dc, from.chroma_dc, sizeof(to.chroma_dc));
+  std::memcpy(to.chroma_ac, from.chroma_ac, sizeof(to.chroma_ac));
+  to.cbp = (to.cbp & 15) | (from.cbp & 0x30);
+}
+
+}  // namespace
+
+bool intra4x4_mode_allowed(const EncoderParams& p, int mode) {
+  if (p.intra4x4_par_disable && (mode == kI4V || mode == kI4H)) return false;
+  if (p.intra4x4_diag_disable && (mode == kI4DDL || mode == kI4DDR)) return false;
+  if (p.intra4x4_dir_disable && mode >= kI4VR) return false;
+  return true;
+}
+
+bool intra16x16_mode_allowed(const EncoderParams& p, int mode) {
+  if (p.intra16x16_par_disable && (mode == kI16V || mode == kI16H)) return false;
+  if (p.intra16x16_plane_disable && mode == kI16Plane) return false;
+  return true;
+}
+
+int decide_chroma_mode_low(const MbContext& c) {
+  Edge16 e[2];
+  edge_chroma(c, 0, e[0]);
+  edge_chroma(c, 1, e[1]);
+  uint64_t best = kMaxCost;
+  int best_mode = kIcDC;
+  for (int mode = kIcDC; mode <= kIcPlane; ++mode) {
+    if (c.p->chroma_intra_disable && mode != kIcDC) continue;
+    if (!intra_chroma_mode_available(mode, e[0])) continue;
+    uint64_t cost = 0;
+    for (int k = 0; k < 2; ++k) {
+      uint8_t pred[64];
+      predict_intra_chroma(mode, e[k], pred);
+      const uint8_t* src = src_chroma(c, k);
+      const int ss = c.src->plane[1 + k].stride;
+      for (int b = 0; b < 4; ++b)
+        cost += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
+    }
+    if (cost < best) { best = cost; best_mode = mode; }
+  }
+  return best_mode;
+}
+
+int decide_chroma_mode_fast(const MbContext& c) {
+  Edge16 e[2];
+  edge_chroma(c, 0, e[0]);
+  edge_chroma(c, 1, e[1]);
+  uint64_t best = kMaxCost;
+  int best_mode = kIcDC;
+  for (int mode = kIcDC; mode <= kIcPlane; ++mode) {
+    if (c.p->chroma_intra_disable && mode != kIcDC) continue;
+    if (!intra_chroma_mode_available(mode, e[0])) continue;
+    // JM charges lambda_mf[Q_PEL] * mvbits[mode], i.e. the se(v) length of the mode number.
+    uint64_t cost = rate_fp(c.lam.mf[2], se_bits(mode));
+    for (int k = 0; k < 2; ++k) {
+      uint8_t pred[64];
+      predict_intra_chroma(mode, e[k], pred);
+      const uint8_t* src = src_chroma(c, k);
+      const int ss = c.src->plane[1 + k].stride;
+      uint64_t d = 0;
+      for (int b = 0; b < 4; ++b)
+        d += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
+      cost += dist_fp(d);
+    }
+    if (cost < best) { best = cost; best_mode = mode; }
+  }
+  return best_mode;
+}
+
+uint64_t decide_intra16x16_mode(const MbContext& c, int* mode) {
+  Edge16 e;
+  edge_luma16(c, e);
+  uint64_t best = kMaxCost;
+  *mode = kI16DC;
+  for (int m = kI16V; m <= kI16Plane; ++m) {
+    if (!intra16x16_mode_allowed(*c.p, m) || !intra16x16_mode_available(m, e)) continue;
+    uint8_t pred[256];
+    predict_intra16x16(m, e, pred);
+    uint64_t cost = dist_fp(i16_distortion(c, pred));
+    if (cost < best) { best = cost; *mode = m; }
+  }
+  return best;
+}
+
+uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
+  mb.type = MbType::I4x4;
+  mb.cbp &= 0x30;
+  MbInfo cur;  // modes and coefficient counts of this macroblock as they get decided
+  cur.slice_id = c.slice_id;
+  const int lam = c.lam.md_factor;
+  const Plane& sp = c.src->plane[0];
+  Plane& rp = c.rec->plane[0];
+  uint64_t total = 0;
+  for (int k = 0; k < 16; ++k) {
+    const int blk = kDecodeToBlk[k];
+    if ((k & 3) == 0) total += rate_fp(lam, 6);  // JM: 6 * lambda per 8x8 (both complexities count it once)
+    Edge4x4 e;
+    edge_luma4x4(c, blk, e);
+    const int mpm = predicted_intra4x4_mode(c, cur, blk);
+    const int x = 16 * c.mb_x + 4 * (blk & 3), y = 16 * c.mb_y + 4 * (blk >> 2);
+    uint64_t best = kMaxCost;
+    int best_mode = kI4DC;
+    int best_levels[16] = {};
+    uint8_t best_rec[16];
+    for (int mode = 0; mode < 9; ++mode) {
+      if (!intra4x4_mode_allowed(*c.p, mode) || !intra4x4_mode_available(mode, e)) continue;
+      uint8_t pred[16];
+      predict_intra4x4(mode, e, pred);
+      const int mode_bits = mode == mpm ? 1 : 4;
+      uint64_t cost;
+      if (!rd) {
+        cost = rate_fp(lam, mode_bits) + dist_fp(md_distortion(c, kB4x4, sp.at(x, y), sp.stride, pred, 4));
+      } else {
+        code_luma4x4(c, blk, pred, mb);
+        const uint64_t d = dist_fp(c.px->ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
+        // JM rdcost_for_4x4_intra_blocks with INTRA_RDCOSTCALC_ET: a distortion already >= the best cost is
+        // returned without its rate; the most probable mode wins a tie.
+        cost = d >= best ? d : d + rate_fp(lam, mode_bits + luma4x4_coeff_bits(c, cur, blk, mb.luma[blk]));
+        if (cost < best || (cost == best && mode == mpm)) {
+          best = cost;
+          best_mode = mode;
+          std::memcpy(best_levels, mb.luma[blk], sizeof(best_levels));
+          for (int r = 0; r < 4; ++r) std::memcpy(best_rec + 4 * r, rp.at(x, y + r), 4);
+        }
+        continue;
+      }
+      if (cost < best) { best = cost; best_mode = mode; }
+    }
+    int nz;
+    if (!rd) {
+      uint8_t pred[16];
+      predict_intra4x4(best_mode, e, pred);
+      nz = code_luma4x4(c, blk, pred, mb);
+    } else {
+      std::memcpy(mb.luma[blk], best_levels, sizeof(best_levels));
+      for (int r = 0; r < 4; ++r) std::memcpy(rp.at(x, y + r), best_rec + 4 * r, 4);
+      nz = 0;
+      for (int i = 0; i < 16; ++i) nz += best_levels[i] != 0;
+    }
+    total += best;
+    mb.i4_mode[blk] = static_cast<int8_t>(best_mode);
+    cur.intra4x4_mode[blk] = static_cast<int8_t>(best_mode);
+    cur.total_coeff[blk] = static_cast<uint8_t>(nz);
+    if (nz) mb.cbp |= 1 << ((blk >> 3) * 2 + ((blk & 3) >> 1));
+  }
+  return total;
+}
+
+uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
+  uint64_t d = 0;
+  if (mb.type != MbType::IPCM) {
+    d += c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
+    for (int k = 0; k < 2; ++k)
+      d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
+  }
+  BitWriter bw;
+  MbInfo scratch;
+  write_macroblock(bw, c, mb, scratch);
+  return dist_fp(d) + rate_fp(c.lam.md_factor, bw.bits());
+}
+
+uint64_t analyse_intra(const MbContext& c, MbCoding& out) {
+  const EncoderParams& p = *c.p;
+  const bool use_i4 = !p.disable_intra4x4;
+  const bool use_i16 = !p.disable_intra16x16 || p.disable_intra4x4;  // one intra type must remain
+
+  if (p.rd_optimization == 0) {
+    const int chroma_mode = decide_chroma_mode_low(c);
+    uint64_t best = kMaxCost;
+    MbCoding mb4;
+    if (use_i4) {
+      best = code_intra4x4_blocks(c, mb4, false);
+      out = mb4;
+    }
+    if (use_i16) {
+      int mode;
+      uint64_t cost = decide_intra16x16_mode(c, &mode);
+      if (cost < best) {
+        best = cost;
+        out = MbCoding();
+        out.type = MbType::I16x16;
+        out.i16_mode = mode;
+        code_intra16x16(c, out);
+      }
+    }
+    out.chroma_mode = chroma_mode;
+    code_chroma_intra(c, out);
+    return best;
+  }
+
+  // RDOptimization = 1.
+  MbCoding mb4, mb16, pcm;
+  LumaSave rec4, rec16, rec_pcm;
+  if (use_i4) {
+    code_intra4x4_blocks(c, mb4, true);
+    save_luma(c, rec4);
+  }
+  if (use_i16) {
+    mb16.type = MbType::I16x16;
+    decide_intra16x16_mode(c, &mb16.i16_mode);
+    code_intra16x16(c, mb16);
+    save_luma(c, rec16);
+  }
+  ChromaSave rec_chroma_best, rec_chroma_pcm;
+  if (p.enable_ipcm) {
+    ChromaSave keep;
+    save_chroma(c, keep);
+    pcm.type = MbType::IPCM;
+    code_ipcm(c, pcm);
+    save_luma(c, rec_pcm);
+    save_chroma(c, rec_chroma_pcm);
+    load_chroma(c, keep);
+  }
+  uint64_t best = kMaxCost;
+  int best_kind = -1;  // 0 I16, 1 I4, 2 IPCM
+  // FastCrIntraDecision = 1 (cfg/encoder_baseline.cfg): the chroma mode is fixed beforehand by
+  // intra_chroma_RD_decision, the macroblock types then compete with it only.
+  const int fast_mode = decide_chroma_mode_fast(c);
+  for (int cm = fast_mode; cm <= fast_mode; ++cm) {
+    MbCoding chroma;
+    chroma.chroma_mode = cm;
+    code_chroma_intra(c, chroma);
+    // JM md_high.c order: I16MB, I4MB, IPCM (mb_mode_table); a later candidate must be strictly better.
+    for (int kind = 0; kind < 3; ++kind) {
+      MbCoding* cand = kind == 0 ? (use_i16 ? &mb16 : nullptr) : kind == 1 ? (use_i4 ? &mb4 : nullptr)
+                                                                          : (p.enable_ipcm ? &pcm : nullptr);
+      if (!cand) continue;
+      if (kind == 2) {
+        const uint64_t cost = rd_cost_macroblock(c, *cand);
+        if (cost < best) { best = cost; best_kind = 2; }
+        continue;
+      }
+      copy_chroma_levels(chroma, *cand);
+      load_luma(c, kind == 0 ? rec16 : rec4);
+      const uint64_t cost = rd_cost_macroblock(c, *cand);
+      if (cost < best) {
+        best = cost;
+        best_kind = kind;
+        out = *cand;
+        save_chroma(c, rec_chroma_best);
+      }
+    }
+  }
+  if (best_kind == 2) {
+    out = pcm;
+    load_luma(c, rec_pcm);
+    load_chroma(c, rec_chroma_pcm);
+  } else {
+    load_luma(c, best_kind == 0 ? rec16 : rec4);
+    load_chroma(c, rec_chroma_best);
+  }
+  return best;
+}
+
+}  // namespace gme

@@ -1,0 +1,36 @@
+// Intra macroblock mode decision, as JM 19.0 does it:
+//  * RDOptimization = 0 (md_low.c, rd_intra_jm_low.c): Intra4x4 modes by MDDistortion (SATD by default) + lambda *
+//    {1, 4} mode bits per block, 6 * lambda per 8x8; Intra16x16 by JM's I16 SATD (find_sad_16x16_JM, no rate term);
+//    chroma mode by SATD of the 8 chroma 4x4 blocks; Intra4x4 wins ties against Intra16x16.
+//  * RDOptimization = 1 (md_high.c, rd_intra_jm.c): Intra4x4 modes by SSD + lambda * (mode + coefficient bits),
+//    Intra16x16 mode by the I16 SATD (I16RDOpt = 0), the chroma mode by JM's fast chroma decision
+//    (FastCrIntraDecision = 1), then each macroblock type (I16, I4, IPCM when EnableIPCM) by
+//    SSD(luma + chroma) + lambda * (real CAVLC bits of the whole macroblock).
+// Costs are in JM's fixed point: (D << 16) + lambda_factor * R.
+#pragma once
+#include <cstdint>
+
+#include "encoder/macroblock.h"
+
+namespace gme {
+
+// Decides and codes an intra macroblock: `out` holds the decision, the picture holds its reconstruction.
+// Returns the decision's cost in the convention of c.p->rd_optimization (for comparison with inter modes).
+uint64_t analyse_intra(const MbContext& c, MbCoding& out);
+
+// Building blocks (also used by the inter decision in P slices).
+bool intra4x4_mode_allowed(const EncoderParams& p, int mode);
+bool intra16x16_mode_allowed(const EncoderParams& p, int mode);
+// JM low-complexity chroma mode (rdo_low_intra_chroma_decision).
+int decide_chroma_mode_low(const MbContext& c);
+// JM intra_chroma_RD_decision (FastCrIntraDecision = 1, RDOptimization 1): MDDistortion of the 8 chroma 4x4 blocks
+// + lambda_mf[Q_PEL] * se(v) bits of the mode.
+int decide_chroma_mode_fast(const MbContext& c);
+// JM find_sad_16x16_JM: best Intra16x16 mode and its distortion (fixed point).
+uint64_t decide_intra16x16_mode(const MbContext& c, int* mode);
+// Intra4x4 decision and coding of all 16 blocks; low complexity (rd = false) or RD (rd = true) per block.
+uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd);
+// Full RD cost of an already coded macroblock whose reconstruction is in the picture.
+uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb);
+
+}  // namespace gme

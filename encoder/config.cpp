@@ -1,0 +1,462 @@
+// JM-compatible configuration: .cfg syntax, command line, conversion, range and cross-key checks.
+// Syntax (JM's ParseContent, made line-oriented so that errors can name file:line):
+//   Key = Value      # comment
+// Whitespace is blanks and tabs; '#' outside double quotes starts a comment; "a quoted value" may hold blanks and
+// '#'; "" is the empty string; CR is ignored; "Key=Value" without blanks is accepted too (JM's -p form).
+#include "encoder/config.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "encoder/config_keys.h"
+
+namespace gme {
+namespace {
+
+std::string fmt_num(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// Splits one line into tokens; '=' is a token of its own. Returns false on an unterminated quote.
+bool tokenize(const std::string& line, std::vector<std::string>* tokens) {
+  tokens->clear();
+  std::string cur;
+  bool in_token = false, in_quote = false;
+  for (char c : line) {
+    if (in_quote) {
+      if (c == '"') in_quote = false;
+      else cur += c;
+      continue;
+    }
+    if (c == '#') break;
+    if (c == '\r') continue;
+    if (c == ' ' || c == '\t' || c == '=') {
+      if (in_token) tokens->push_back(cur);
+      cur.clear();
+      in_token = false;
+      if (c == '=') tokens->push_back("=");
+      continue;
+    }
+    if (c == '"') {
+      in_quote = true;
+      in_token = true;
+      continue;
+    }
+    cur += c;
+    in_token = true;
+  }
+  if (in_quote) return false;
+  if (in_token) tokens->push_back(cur);
+  return true;
+}
+
+bool parse_int(const std::string& s, long long* v) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long x = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *v = x;
+  return true;
+}
+
+bool parse_double(const std::string& s, double* v) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  double x = std::strtod(s.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(x)) return false;
+  *v = x;
+  return true;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::vector<int> allowed_values(const char* allowed) {
+  std::vector<int> v;
+  std::istringstream in(allowed);
+  std::string item;
+  while (std::getline(in, item, ',')) v.push_back(std::atoi(item.c_str()));
+  return v;
+}
+
+std::string range_text(const KeyDef& k) {
+  if (k.type == KeyType::String) return "text";
+  if (k.allowed) {
+    std::string out = "one of ";
+    for (const char* c = k.allowed; *c; ++c) out += (*c == ',') ? std::string(", ") : std::string(1, *c);
+    return out;
+  }
+  if (k.type == KeyType::Double && k.lo == 0) return "(0, " + fmt_num(k.hi) + "]";
+  if (k.hi >= 1e9) return ">= " + fmt_num(k.lo);
+  return "[" + fmt_num(k.lo) + ", " + fmt_num(k.hi) + "]";
+}
+
+std::string default_text(const KeyDef& k) {
+  if (k.type == KeyType::String) return std::string("\"") + k.sdef + "\"";
+  return fmt_num(k.def);
+}
+
+int ceil_log2(int v) {
+  int n = 0;
+  for (unsigned t = v > 0 ? static_cast<unsigned>(v) - 1 : 0; t != 0; t >>= 1) ++n;
+  return n;
+}
+
+}  // namespace
+
+ConfigBuilder::ConfigBuilder() = default;
+
+void ConfigBuilder::parse_text(const std::string& text, const std::string& origin) {
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::vector<std::string> tok;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string where = origin + ":" + std::to_string(line_no);
+    std::string shown = line;
+    if (!shown.empty() && shown.back() == '\r') shown.pop_back();
+    if (!tokenize(line, &tok))
+      throw ConfigError(where + ": malformed line '" + shown + "': unterminated \"quoted string\"");
+    if (tok.empty()) continue;
+    if (tok.size() != 3 || tok[1] != "=" || tok[0] == "=" || tok[2] == "=")
+      throw ConfigError(where + ": malformed line '" + shown + "': expected Key = Value");
+    assign(tok[0], tok[2], where);
+  }
+}
+
+void ConfigBuilder::parse_file(const std::string& path, const std::string& how) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ConfigError("cannot read configuration file '" + path + "' (" + how + "): it is a directory");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    const int err = errno;
+    throw ConfigError("cannot open configuration file '" + path + "' (" + how + "): " + std::strerror(err));
+  }
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  parse_text(ss.str(), path);
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+bool ConfigBuilder::try_assignment(const std::string& text) {
+  // "Key=Value", "Key = Value", "Key=a value with blanks", "Key=\"quoted\"", "Key=\"\"".
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) return false;
+  const std::string key = trim(text.substr(0, eq));
+  std::string value = trim(text.substr(eq + 1));
+  if (key.empty() || value.empty() || key.find_first_of(" \t\"") != std::string::npos) return false;
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+  else if (value.find('"') != std::string::npos) return false;
+  assign(key, value, "-p '" + text + "'");
+  return true;
+}
+
+void ConfigBuilder::parse_assignment(const std::string& arg) {
+  if (!try_assignment(arg))
+    throw ConfigError("malformed command-line parameter -p '" + arg + "': expected Key=Value");
+}
+
+void ConfigBuilder::parse_assignments(const std::vector<std::string>& args) {
+  // JM joins the words after -p, so "-p QPISlice = 28" (three words) is one setting; "-p A=1 B=2" is two here.
+  std::string pending;
+  for (const std::string& a : args) {
+    pending = pending.empty() ? a : pending + " " + a;
+    if (try_assignment(pending)) pending.clear();
+  }
+  if (!pending.empty())
+    throw ConfigError("malformed command-line parameter -p '" + pending + "': expected Key=Value");
+}
+
+void ConfigBuilder::assign(const std::string& key, const std::string& value, const std::string& origin) {
+  std::string canonical;
+  if (const KeyDef* k = find_supported(key)) {
+    // Values are type-checked where they appear (as JM does); ranges are checked on the final value.
+    long long iv;
+    double dv;
+    if ((k->type == KeyType::Int || k->type == KeyType::Flag) && !parse_int(value, &iv))
+      throw ConfigError(std::string(k->name) + " = '" + value + "' (" + origin + "): expected an integer");
+    if (k->type == KeyType::Double && !parse_double(value, &dv))
+      throw ConfigError(std::string(k->name) + " = '" + value + "' (" + origin + "): expected a number");
+    canonical = k->name;
+  } else if (const UnsupportedKey* u = find_unsupported(key)) {
+    double dv;
+    if (!parse_double(value, &dv))
+      throw ConfigError(std::string(u->name) + " = '" + value + "' (" + origin + "): expected a number");
+    canonical = u->name;
+  } else if (find_ignored(key, &canonical)) {
+    return;  // no effect on gme264's output (see config_keys.cpp)
+  } else {
+    unknown_.push_back(key + " (" + origin + ")");
+    return;
+  }
+  assignments_.push_back({canonical, value, origin});
+}
+
+EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
+  // Last assignment of each key.
+  auto last = [this](const char* name) -> const Assignment* {
+    for (auto it = assignments_.rbegin(); it != assignments_.rend(); ++it)
+      if (it->key == name) return &*it;
+    return nullptr;
+  };
+  auto origin_of = [&](const char* name) -> std::string {
+    const Assignment* a = last(name);
+    return a ? a->origin : std::string("default");
+  };
+
+  if (warnings && !unknown_.empty()) {
+    std::string w = "unknown configuration keys ignored: ";
+    for (size_t i = 0; i < unknown_.size(); ++i) w += (i ? ", " : "") + unknown_[i];
+    warnings->push_back(w);
+  }
+
+  // Unsupported JM tools: only the "off" value.
+  for (const UnsupportedKey& u : unsupported_keys()) {
+    const Assignment* a = last(u.name);
+    if (!a) continue;
+    double v = 0;
+    parse_double(a->value, &v);
+    if (v != u.neutral)
+      throw ConfigError(std::string(u.name) + " = " + a->value + " (" + a->origin + "): not supported: " + u.what +
+                        "; gme264 accepts only " + u.name + " = " + fmt_num(u.neutral));
+  }
+
+  // Input type decides whether the size comes from the configuration.
+  const Assignment* in = last("InputFile");
+  const bool y4m = in && ends_with(in->value, ".y4m");
+
+  ConfigTarget t;
+  for (const KeyDef& k : supported_keys()) {
+    const Assignment* a = last(k.name);
+    void* field = k.field(t);
+    const std::string where = a ? a->origin : "default";
+    if (k.type == KeyType::String) {
+      *static_cast<std::string*>(field) = a ? a->value : std::string(k.sdef);
+      continue;
+    }
+    double v = k.def;
+    if (a) parse_double(a->value, &v);  // already validated in assign()
+    const std::string shown = a ? a->value : fmt_num(v);
+    const bool size_key = std::strcmp(k.name, "SourceWidth") == 0 || std::strcmp(k.name, "SourceHeight") == 0;
+    if (size_key && y4m) {
+      // The YUV4MPEG2 header gives the size; the value here is only a fallback the reader replaces.
+      *static_cast<int*>(field) = static_cast<int>(v);
+      continue;
+    }
+    bool ok;
+    if (k.allowed) {
+      ok = false;
+      for (int x : allowed_values(k.allowed)) ok = ok || v == x;
+      if (!ok) {
+        std::string msg = std::string(k.name) + " = " + shown + " (" + where + "): not supported; expected " +
+                          range_text(k);
+        if (k.jm_note && *k.jm_note) msg += " (" + std::string(k.jm_note) + ")";
+        throw ConfigError(msg);
+      }
+    } else if (k.type == KeyType::Double) {
+      ok = v > k.lo && v <= k.hi;
+      if (!ok)
+        throw ConfigError(std::string(k.name) + " = " + shown + " (" + where + "): expected a number in " +
+                          range_text(k));
+    } else {
+      ok = v >= k.lo && v <= k.hi;
+      if (!ok)
+        throw ConfigError(std::string(k.name) + " = " + shown + " (" + where + "): expected an integer " +
+                          (k.hi >= 1e9 ? range_text(k) : "in " + range_text(k)));
+    }
+    switch (k.type) {
+      case KeyType::Int: *static_cast<int*>(field) = static_cast<int>(v); break;
+      case KeyType::Flag: *static_cast<bool*>(field) = v != 0; break;
+      case KeyType::Double: *static_cast<double*>(field) = v; break;
+      case KeyType::String: break;
+    }
+  }
+  EncoderParams& p = t.p;
+
+  // ---- Cross-key rules
+  auto err = [&](const std::string& msg) { throw ConfigError(msg); };
+  if (p.input_file.empty())
+    err("InputFile is not set (" + origin_of("InputFile") + "): give it in a .cfg file or as -p InputFile=name.yuv");
+  if (p.output_file.empty()) err("OutputFile is empty (" + origin_of("OutputFile") + "): expected a file name");
+  if (!y4m) {
+    if (p.source_width % 2)
+      err("SourceWidth = " + std::to_string(p.source_width) + " (" + origin_of("SourceWidth") +
+          "): expected an even width (4:2:0 chroma)");
+    if (p.source_height % 2)
+      err("SourceHeight = " + std::to_string(p.source_height) + " (" + origin_of("SourceHeight") +
+          "): expected an even height (4:2:0 chroma)");
+  }
+  if (p.frames_to_encode == 0)
+    err("FramesToBeEncoded = 0 (" + origin_of("FramesToBeEncoded") +
+        "): not enough frames to encode; expected >= 1, or -1 for the whole input");
+  if (p.p_list0_refs > p.num_ref_frames)
+    err("PList0References = " + std::to_string(p.p_list0_refs) + " (" + origin_of("PList0References") +
+        "): expected 0 or at most NumberReferenceFrames = " + std::to_string(p.num_ref_frames));
+  if (p.disable_intra4x4 && p.disable_intra16x16 && !p.enable_ipcm)
+    err("DisableIntra4x4 = 1 and DisableIntra16x16 = 1 with EnableIPCM = 0: at least one intra prediction mode "
+        "needs to be enabled");
+  {
+    bool any_inter = p.p_slice_skip;
+    for (int i = 1; i <= 7; ++i) any_inter = any_inter || p.p_search[i];
+    if (!any_inter && p.disable_intra_in_inter)
+      err("PSliceSkip = 0, PSliceSearch16x16..PSliceSearch4x4 = 0 and DisableIntraInInter = 1 leave no "
+          "macroblock type for P slices: enable at least one of them");
+  }
+  if (t.cb_qp_offset != t.cr_qp_offset)
+    err("CbQPOffset = " + std::to_string(t.cb_qp_offset) + " (" + origin_of("CbQPOffset") + ") and CrQPOffset = " +
+        std::to_string(t.cr_qp_offset) + " (" + origin_of("CrQPOffset") +
+        ") differ: the baseline profile has one chroma QP offset (set ChromaQPOffset)");
+  if (t.cb_qp_offset != 0 && t.cb_qp_offset != p.chroma_qp_offset)
+    err("CbQPOffset = CrQPOffset = " + std::to_string(t.cb_qp_offset) + " but ChromaQPOffset = " +
+        std::to_string(p.chroma_qp_offset) +
+        ": JM 19.0 uses ChromaQPOffset for ProfileIDC 66 (and ignores CbQPOffset/CrQPOffset); set ChromaQPOffset");
+  if (p.rd_optimization == 0) {
+    // JM 19.0 PatchInp: the last ME refinement level must use the mode-decision metric.
+    if (p.disable_subpel_me && p.me_distortion_fpel != p.md_distortion)
+      err("MEDistortionFPel = " + std::to_string(p.me_distortion_fpel) + " and MDDistortion = " +
+          std::to_string(p.md_distortion) +
+          ": with RDOptimization = 0 and DisableSubpelME = 1 they must be equal (JM 19.0 rule)");
+    if (!p.disable_subpel_me && p.me_distortion_qpel != p.md_distortion)
+      err("MEDistortionQPel = " + std::to_string(p.me_distortion_qpel) + " and MDDistortion = " +
+          std::to_string(p.md_distortion) + ": with RDOptimization = 0 they must be equal (JM 19.0 rule)");
+  }
+  if (t.adaptive_intra_period != 0 && p.idr_period > 0)
+    err("AdaptiveIntraPeriod = 1 with IDRPeriod = " + std::to_string(p.idr_period) +
+        ": not supported (JM then restarts the intra period at each IDR); set AdaptiveIntraPeriod = 0");
+  if (t.resend_sps == 0 && p.idr_period > 0)
+    err("ResendSPS = 0 with IDRPeriod = " + std::to_string(p.idr_period) +
+        ": gme264 writes SPS/PPS before every IDR picture, which is JM's ResendSPS = 2; set ResendSPS = 2");
+  if (p.log2_max_poc_lsb_minus4 >= 0 && (1 << (p.log2_max_poc_lsb_minus4 + 3)) < p.frame_skip * 4)
+    err("Log2MaxPOCLsbMinus4 = " + std::to_string(p.log2_max_poc_lsb_minus4) +
+        " is too small for FrameSkip = " + std::to_string(p.frame_skip) + " (JM 19.0 rule): increase it");
+  if (p.frames_to_encode > 0) resolve_frame_count(p, p.frames_to_encode);
+  return p;
+}
+
+void resolve_frame_count(EncoderParams& p, int frames) {
+  p.frames_to_encode = frames;
+  // JM 19.0 lencod.c: "-1" derives the field sizes from the number of frames.
+  if (p.log2_max_frame_num_minus4 == -1) {
+    int v = ceil_log2(frames) - 4;
+    p.log2_max_frame_num_minus4 = v < 0 ? 0 : (v > 12 ? 12 : v);
+  }
+  if (p.log2_max_poc_lsb_minus4 == -1) {
+    int n = frames > 2 ? frames : 2;
+    int v = ceil_log2(n << 1) - 4;
+    p.log2_max_poc_lsb_minus4 = v < 0 ? 0 : (v > 12 ? 12 : v);
+  }
+  if (p.log2_max_frame_num_minus4 == 0 && p.num_ref_frames == 16)
+    throw ConfigError("NumberReferenceFrames = 16 with log2_max_frame_num_minus4 = 0 may lead to an invalid "
+                      "frame_num (JM 19.0 rule): set Log2MaxFNumMinus4 >= 1");
+}
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CommandLine cl;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help" || a == "-help") {
+      cl.help = true;
+      return cl;
+    }
+  }
+  ConfigBuilder b;
+  int i = 1;
+  if (argc >= 2 && std::strcmp(argv[1], "-d") == 0) {
+    if (argc < 3) throw ConfigError("option -d needs a file name (lencod -d default.cfg ...)");
+    b.parse_file(argv[2], "-d");
+    cl.sources.push_back(argv[2]);
+    i = 3;
+  } else {
+    // JM reads encoder.cfg from the working directory when no -d is given. JM stops if it is missing; gme264's
+    // built-in defaults are complete, so a missing encoder.cfg is fine (which file was read is printed).
+    struct stat st;
+    if (stat("encoder.cfg", &st) == 0) {
+      b.parse_file("encoder.cfg", "default configuration file");
+      cl.sources.push_back("encoder.cfg");
+    }
+  }
+  while (i < argc) {
+    const std::string a = argv[i];
+    if (a == "-f" || a == "-F") {
+      if (i + 1 >= argc) throw ConfigError("option -f needs a file name (lencod -f file.cfg ...)");
+      b.parse_file(argv[i + 1], "-f");
+      cl.sources.push_back(argv[i + 1]);
+      i += 2;
+    } else if (a == "-p" || a == "-P") {
+      // As JM: every following argument up to the next option is a Key=Value setting.
+      ++i;
+      if (i >= argc || argv[i][0] == '-') throw ConfigError("option -p needs Key=Value (lencod -p QPISlice=28)");
+      std::vector<std::string> words;
+      std::string shown;
+      while (i < argc && argv[i][0] != '-') {
+        words.push_back(argv[i]);
+        shown += (shown.empty() ? "" : " ") + std::string(argv[i]);
+        ++i;
+      }
+      b.parse_assignments(words);
+      cl.sources.push_back("-p " + shown);
+    } else if (a == "-d") {
+      throw ConfigError("option -d must come first: it replaces the default configuration file encoder.cfg");
+    } else {
+      throw ConfigError("unexpected command-line argument '" + a +
+                        "': expected -h, -d default.cfg, -f file.cfg or -p Key=Value");
+    }
+  }
+  cl.params = b.finish(&cl.warnings);
+  return cl;
+}
+
+void print_help(std::ostream& o) {
+  o << "\n   lencod [-h] [-d defenc.cfg] {[-f curenc1.cfg]...[-f curencN.cfg]} "
+       "{[-p EncParam1=EncValue1]..[-p EncParamM=EncValueM]}\n\n"
+       "## Options\n"
+       "   -h :  prints this help\n"
+       "   -d :  use <defenc.cfg> as default file for parameter initializations (must come first).\n"
+       "         Without -d, encoder.cfg in the working directory is read when it exists.\n"
+       "   -f :  read <curencM.cfg> for resetting selected encoder parameters (several allowed, in order).\n"
+       "   -p :  set parameter <EncParamM> to <EncValueM> (after all files, in order).\n\n"
+       "## Examples\n"
+       "   lencod -d cfg/encoder_baseline.cfg\n"
+       "   lencod -d cfg/encoder_baseline.cfg -p QPISlice=32 -p QPPSlice=32 -p GPUIntegerME=1\n\n"
+       "## Supported keys (default: when no file sets the key; see doc/CONFIG.md)\n";
+  o << std::left;
+  for (const KeyDef& k : supported_keys()) {
+    const std::string range = range_text(k);
+    o << "   " << std::setw(24) << k.name << " default " << std::setw(11) << default_text(k) << " ";
+    if (range.size() > 22)  // e.g. LevelIDC's list: meaning on its own line
+      o << range << "\n" << std::string(48, ' ') << k.meaning << "\n";
+    else
+      o << std::setw(22) << range << " " << k.meaning << "\n";
+  }
+  o << "\n## Other JM 19.0 keys\n"
+       "   JM tools gme264 does not implement (SymbolMode, NumberBFrames, Transform8x8Mode, RateControlEnable, ...)\n"
+       "   are accepted only with the value that turns them off. Keys that cannot change the result (B-slice,\n"
+       "   rate-control, VUI and trace settings) are accepted and ignored. Unknown keys give one warning line.\n";
+}
+
+}  // namespace gme

@@ -1,0 +1,70 @@
+// The JM-compatible configuration front end of lencod: command line, .cfg files, key table, range and cross-key
+// checks. Everything ends in one EncoderParams; the encoder never sees a key name. doc/CONFIG.md lists the keys.
+//
+// Command line (as JM 19.0 lencod):  lencod [-h] [-d default.cfg] [-f file.cfg]... [-p Key=Value]...
+// Precedence: built-in defaults (JM 19.0's), then the default file (-d FILE, which must be the first option; without
+// -d, ./encoder.cfg when it exists, as JM reads it), then every -f in order, then every -p in order. The last
+// assignment of a key wins.
+#pragma once
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "encoder/params.h"
+
+namespace gme {
+
+// what() is one line naming the file:line / key / value and what was expected (no "lencod: error:" prefix).
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CommandLine {
+  EncoderParams params;
+  bool help = false;
+  std::vector<std::string> warnings;  // one line each, e.g. the unknown keys (all named in a single line)
+  std::vector<std::string> sources;   // what was parsed, in order ("encoder.cfg", "cfg/x.cfg", "-p QPISlice=28")
+};
+
+// Parses argv exactly like JM's lencod (-d default.cfg, -f file.cfg ..., -p Key=Value ..., -h).
+// Throws ConfigError. With -h, returns help = true without reading any file.
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+// FramesToBeEncoded = -1 ("the whole input") is resolved by the driver once the input is open: sets the count and
+// derives Log2MaxFNumMinus4 / Log2MaxPOCLsbMinus4 = -1 from it as JM 19.0 does. finish() calls it when the count
+// is known. Throws ConfigError.
+void resolve_frame_count(EncoderParams& p, int frames);
+
+// Prints usage and every supported key with its default, range and meaning.
+void print_help(std::ostream&);
+
+// Lower-level entry points (used by parse_command_line and by the tests).
+// A configuration being built: key assignments in precedence order, then finish() checks and fills EncoderParams.
+class ConfigBuilder {
+ public:
+  ConfigBuilder();
+  // Parses the text of a .cfg file; `origin` names it in messages ("cfg/a.cfg").
+  void parse_text(const std::string& text, const std::string& origin);
+  // Reads and parses a file; missing/unreadable file -> ConfigError naming `how` ("-f", "-d", "default").
+  void parse_file(const std::string& path, const std::string& how);
+  // One -p argument: "Key=Value" or "Key = Value" (the value may contain blanks; "" quotes are removed).
+  void parse_assignment(const std::string& arg);
+  // The words following one -p, joined as JM does: ["QPISlice", "=", "28", "QPPSlice=28"] is two settings.
+  void parse_assignments(const std::vector<std::string>& words);
+  // Applies defaults, converts, checks ranges and cross-key rules. Throws ConfigError.
+  EncoderParams finish(std::vector<std::string>* warnings) const;
+
+ private:
+  struct Assignment {
+    std::string key;     // canonical key name (JM spelling)
+    std::string value;   // unquoted text
+    std::string origin;  // "file:line" or "-p 'Key=Value'"
+  };
+  void assign(const std::string& key, const std::string& value, const std::string& origin);
+  bool try_assignment(const std::string& text);
+  std::vector<Assignment> assignments_;  // last one per key wins
+  std::vector<std::string> unknown_;     // "Key (origin)"
+};
+
+}  // namespace gme

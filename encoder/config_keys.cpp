@@ -1,0 +1,356 @@
+// Key tables of the configuration (see config_keys.h). Defaults and limits are JM 19.0's (lencod/inc/configfile.h)
+// unless jm_note says otherwise; the semantic notes come from JM's encoder_baseline.cfg comments.
+#include "encoder/config_keys.h"
+
+#include <strings.h>
+
+#include <limits>
+
+namespace gme {
+namespace {
+
+constexpr double kBig = 1e9;
+
+#define FIELD(member) [](ConfigTarget& t) -> void* { return &t.member; }
+
+const std::vector<KeyDef> kSupported = {
+  // ---- Files and source
+  {"InputFile", KeyType::String, 0, "", 0, 0, nullptr, FIELD(p.input_file),
+   "input sequence: raw planar 4:2:0 8-bit (.yuv), YUV4MPEG2 (.y4m, size and rate from its header) or gzip'ed raw (.gz)",
+   ".y4m and .gz are gme264 additions"},
+  {"InputHeaderLength", KeyType::Int, 0, nullptr, 0, kBig, nullptr, FIELD(p.input_header_length),
+   "bytes skipped at the start of a raw input file", ""},
+  {"StartFrame", KeyType::Int, 0, nullptr, 0, kBig, nullptr, FIELD(p.start_frame),
+   "first source frame to encode (0-based)", ""},
+  {"FramesToBeEncoded", KeyType::Int, 1, nullptr, -1, kBig, nullptr, FIELD(p.frames_to_encode),
+   "number of frames to encode (-1: every frame the input holds after StartFrame)", "0 is an error, as in JM"},
+  {"FrameSkip", KeyType::Int, 0, nullptr, 0, kBig, nullptr, FIELD(p.frame_skip),
+   "source frames skipped after each coded frame (2 codes every third frame)", ""},
+  {"SourceWidth", KeyType::Int, 176, nullptr, 2, 16384, nullptr, FIELD(p.source_width),
+   "visible luma width (even); the coded width is rounded up to 16 by edge replication and cropped in the SPS",
+   "JM accepts 0 (size from the file name); gme264 needs the size, except for .y4m input (header)"},
+  {"SourceHeight", KeyType::Int, 144, nullptr, 2, 16384, nullptr, FIELD(p.source_height),
+   "visible luma height (even)", "as SourceWidth"},
+  {"FrameRate", KeyType::Double, 30.0, nullptr, 0, 480, nullptr, FIELD(p.frame_rate),
+   "source frame rate in Hz (bit rate = bits * FrameRate / (FrameSkip + 1) / frames)",
+   "must be > 0 (JM silently turns 0 into 30)"},
+  {"OutputFile", KeyType::String, 0, "test.264", 0, 0, nullptr, FIELD(p.output_file),
+   "H.264 Annex B byte stream", "JM's built-in default is empty; its cfg files use test.264"},
+  {"ReconFile", KeyType::String, 0, "", 0, 0, nullptr, FIELD(p.recon_file),
+   "reconstructed pictures, raw 4:2:0, visible size (empty: not written)", ""},
+  {"StatsFile", KeyType::String, 0, "", 0, 0, nullptr, FIELD(p.stats_file),
+   "statistics as JSON lines, see doc/STATS.md (empty: not written)",
+   "JM writes a text report (stats.dat) here; gme264 writes JSON lines"},
+
+  // ---- Sequence structure
+  {"ProfileIDC", KeyType::Int, 66, nullptr, 0, 0, "66", FIELD(p.profile_idc),
+   "profile_idc; gme264 is a baseline-profile encoder", "JM default 88 (extended); only 66 is supported"},
+  {"LevelIDC", KeyType::Int, 21, nullptr, 0, 0, "9,10,11,12,13,20,21,22,30,31,32,40,41,42,50,51,52",
+   FIELD(p.level_idc), "level_idc written in the SPS (e.g. 40 = level 4.0)", "JM accepts any number"},
+  {"IntraPeriod", KeyType::Int, 0, nullptr, 0, kBig, nullptr, FIELD(p.intra_period),
+   "period of I pictures (0: only the first)", ""},
+  {"IDRPeriod", KeyType::Int, 0, nullptr, 0, kBig, nullptr, FIELD(p.idr_period),
+   "period of IDR pictures (0: only the first)", ""},
+  {"NumberReferenceFrames", KeyType::Int, 1, nullptr, 1, 16, nullptr, FIELD(p.num_ref_frames),
+   "reference pictures kept for inter prediction", "JM accepts 0"},
+  {"PList0References", KeyType::Int, 0, nullptr, 0, 16, nullptr, FIELD(p.p_list0_refs),
+   "P list 0 size override (0: NumberReferenceFrames; else <= NumberReferenceFrames)", ""},
+  {"Log2MaxFNumMinus4", KeyType::Int, 0, nullptr, -1, 12, nullptr, FIELD(p.log2_max_frame_num_minus4),
+   "log2_max_frame_num_minus4 (-1: from FramesToBeEncoded, as JM)", ""},
+  {"Log2MaxPOCLsbMinus4", KeyType::Int, 2, nullptr, -1, 12, nullptr, FIELD(p.log2_max_poc_lsb_minus4),
+   "log2_max_pic_order_cnt_lsb_minus4 (-1: from FramesToBeEncoded, as JM)", ""},
+  {"PicOrderCntType", KeyType::Int, 0, nullptr, 0, 0, "0,2", FIELD(p.poc_type),
+   "pic_order_cnt_type", "type 1 is not supported"},
+  {"AdaptiveIntraPeriod", KeyType::Int, 0, nullptr, 0, 1, nullptr, FIELD(adaptive_intra_period),
+   "JM's adaptive intra period: accepted (1) only with IDRPeriod = 0, where it places I pictures exactly as 0",
+   "1 with IDRPeriod > 0 is not supported"},
+  {"ResendSPS", KeyType::Int, 0, nullptr, 0, 0, "0,2", FIELD(resend_sps),
+   "SPS/PPS repetition: gme264 always writes them before every IDR picture (JM's 2); 0 is accepted when "
+   "IDRPeriod = 0, where both are the same stream", "1 and 3 are not supported"},
+
+  // ---- Quantisation
+  {"QPISlice", KeyType::Int, 24, nullptr, 0, 51, nullptr, FIELD(p.qp_i), "QP of I slices", ""},
+  {"QPPSlice", KeyType::Int, 24, nullptr, 0, 51, nullptr, FIELD(p.qp_p), "QP of P slices", ""},
+  {"ChromaQPOffset", KeyType::Int, 0, nullptr, -12, 12, nullptr, FIELD(p.chroma_qp_offset),
+   "chroma_qp_index_offset (the offset JM uses for non-FRExt profiles)", "JM accepts -51..51; H.264 allows -12..12"},
+  {"CbQPOffset", KeyType::Int, 0, nullptr, -12, 12, nullptr, FIELD(cb_qp_offset),
+   "FRExt Cb offset: JM ignores it for ProfileIDC 66; must equal CrQPOffset and, if non-zero, ChromaQPOffset", ""},
+  {"CrQPOffset", KeyType::Int, 0, nullptr, -12, 12, nullptr, FIELD(cr_qp_offset),
+   "FRExt Cr offset: see CbQPOffset", ""},
+
+  // ---- Slices
+  {"SliceMode", KeyType::Int, 0, nullptr, 0, 0, "0,1,2", FIELD(p.slice_mode),
+   "0: one slice per picture, 1: SliceArgument macroblocks per slice, 2: SliceArgument bytes per slice",
+   "mode 3 (callback) is not supported"},
+  {"SliceArgument", KeyType::Int, 1, nullptr, 1, kBig, nullptr, FIELD(p.slice_argument),
+   "macroblocks (SliceMode 1) or bytes (SliceMode 2) per slice", ""},
+
+  // ---- Intra tools
+  {"DisableIntra4x4", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.disable_intra4x4), "no Intra 4x4 modes", ""},
+  {"DisableIntra16x16", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.disable_intra16x16),
+   "no Intra 16x16 modes", ""},
+  {"EnableIPCM", KeyType::Flag, 0, nullptr, 0, 2, nullptr, FIELD(p.enable_ipcm),
+   "I_PCM as a mode-decision candidate (JM 19.0 treats 2 as 1)", ""},
+  {"Intra4x4ParDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.intra4x4_par_disable),
+   "no vertical/horizontal Intra 4x4", ""},
+  {"Intra4x4DiagDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.intra4x4_diag_disable),
+   "no diagonal down left/right Intra 4x4", ""},
+  {"Intra4x4DirDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.intra4x4_dir_disable),
+   "no vertical/horizontal left/right/up Intra 4x4", ""},
+  {"Intra16x16ParDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.intra16x16_par_disable),
+   "no vertical/horizontal Intra 16x16", ""},
+  {"Intra16x16PlaneDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.intra16x16_plane_disable),
+   "no plane Intra 16x16", ""},
+  {"ChromaIntraDisable", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.chroma_intra_disable),
+   "chroma intra DC only", ""},
+  {"DisableIntraInInter", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.disable_intra_in_inter),
+   "no intra macroblocks in P slices", ""},
+  {"UseConstrainedIntraPred", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.constrained_intra_pred),
+   "constrained_intra_pred_flag: intra prediction from intra macroblocks only", ""},
+
+  // ---- Inter tools
+  {"PSliceSkip", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_slice_skip), "P_Skip is a candidate", ""},
+  {"PSliceSearch16x16", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[1]), "16x16 partitions", ""},
+  {"PSliceSearch16x8", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[2]), "16x8 partitions", ""},
+  {"PSliceSearch8x16", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[3]), "8x16 partitions", ""},
+  {"PSliceSearch8x8", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[4]), "8x8 sub-macroblocks", ""},
+  {"PSliceSearch8x4", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[5]), "8x4 sub-partitions", ""},
+  {"PSliceSearch4x8", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[6]), "4x8 sub-partitions", ""},
+  {"PSliceSearch4x4", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.p_search[7]), "4x4 sub-partitions", ""},
+  {"SearchRange", KeyType::Int, 16, nullptr, 1, 128, nullptr, FIELD(p.search_range),
+   "integer motion search range in pel (+-SearchRange around the predictor)", "JM has no upper limit"},
+  {"SearchMode", KeyType::Int, 0, nullptr, 0, 0, "-1,0", FIELD(p.search_mode),
+   "0: fast full search; -1: full search (same vectors, so it runs the fast full search)",
+   "1 (UMHexagonS), 2 (simplified UMHexagonS) and 3 (EPZS) are errors: their vectors differ from a full search"},
+  {"DisableSubpelME", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.disable_subpel_me),
+   "integer-pel motion vectors only", ""},
+  {"MEDistortionFPel", KeyType::Int, 0, nullptr, 0, 0, "0", FIELD(p.me_distortion_fpel),
+   "integer-pel ME metric (0: SAD)", "1 (SSE) is not supported; 2, 3 are JM errors with fast full search"},
+  {"MEDistortionHPel", KeyType::Int, 0, nullptr, 0, 0, "0,2", FIELD(p.me_distortion_hpel),
+   "half-pel ME metric (0: SAD, 2: Hadamard SATD)", "1 (SSE), 3 are not supported"},
+  {"MEDistortionQPel", KeyType::Int, 2, nullptr, 0, 0, "0,2", FIELD(p.me_distortion_qpel),
+   "quarter-pel ME metric (0: SAD, 2: Hadamard SATD)", "1 (SSE), 3 are not supported"},
+  {"MDDistortion", KeyType::Int, 2, nullptr, 0, 0, "0,2", FIELD(p.md_distortion),
+   "mode-decision metric with RDOptimization 0 (0: SAD, 2: Hadamard SATD)", "1 (SSE) is not supported"},
+
+  // ---- Mode decision
+  {"RDOptimization", KeyType::Int, 0, nullptr, 0, 0, "0,1", FIELD(p.rd_optimization),
+   "0: low-complexity mode decision, 1: high-complexity RD mode decision",
+   "2 (fast high complexity), 3 (losses), 4 (skip bias) are not supported"},
+
+  // ---- Deblocking (baseline: every picture is a reference, so only the *Ref* keys matter)
+  {"DFParametersFlag", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.df_parameters_flag),
+   "send deblocking parameters (deblocking_filter_control_present_flag); 0: the DF keys below are ignored", ""},
+  {"DFDisableRefISlice", KeyType::Int, 0, nullptr, 0, 2, nullptr, FIELD(p.df_disable_idc[0]),
+   "disable_deblocking_filter_idc of I pictures (0 filter, 1 off, 2 off across slice edges)", ""},
+  {"DFDisableRefPSlice", KeyType::Int, 0, nullptr, 0, 2, nullptr, FIELD(p.df_disable_idc[1]),
+   "disable_deblocking_filter_idc of P pictures", ""},
+  {"DFAlphaRefISlice", KeyType::Int, 0, nullptr, -6, 6, nullptr, FIELD(p.df_alpha[0]),
+   "slice_alpha_c0_offset_div2 of I pictures", ""},
+  {"DFAlphaRefPSlice", KeyType::Int, 0, nullptr, -6, 6, nullptr, FIELD(p.df_alpha[1]),
+   "slice_alpha_c0_offset_div2 of P pictures", ""},
+  {"DFBetaRefISlice", KeyType::Int, 0, nullptr, -6, 6, nullptr, FIELD(p.df_beta[0]),
+   "slice_beta_offset_div2 of I pictures", ""},
+  {"DFBetaRefPSlice", KeyType::Int, 0, nullptr, -6, 6, nullptr, FIELD(p.df_beta[1]),
+   "slice_beta_offset_div2 of P pictures", ""},
+
+  // ---- GPU integer motion estimation (gme264 keys, not in JM)
+  {"GPUIntegerME", KeyType::Int, 0, nullptr, 0, 1, nullptr, FIELD(p.gpu_integer_me),
+   "0: CPU fast full search (the unmodified run), 1: picture-level integer ME on the GPU (CPU twin without one)",
+   "gme264 key"},
+  {"GPUDevice", KeyType::Int, 0, nullptr, 0, 63, nullptr, FIELD(p.gpu_device), "CUDA device index", "gme264 key"},
+  {"GPUTopK", KeyType::Int, 4, nullptr, 1, 16, nullptr, FIELD(p.gpu_top_k),
+   "integer candidates per partition and reference kept by the GPU search", "gme264 key"},
+  {"GPUSearchCenter", KeyType::Int, 0, nullptr, 0, 1, nullptr, FIELD(p.gpu_search_center),
+   "GPU search window centre: 0 (0,0), 1 co-located vector of the previous P picture", "gme264 key"},
+};
+
+#undef FIELD
+
+// JM tools gme264 does not implement: accepted with the value that turns them off, an error otherwise.
+const std::vector<UnsupportedKey> kUnsupported = {
+  {"SymbolMode", 0, "CABAC (baseline profile is CAVLC only)"},
+  {"NumberBFrames", 0, "B pictures (baseline profile)"},
+  {"PicInterlace", 0, "field/picture-adaptive interlaced coding"},
+  {"MbInterlace", 0, "macroblock-adaptive frame/field coding"},
+  {"YUVFormat", 1, "chroma formats other than 4:2:0"},
+  {"SourceBitDepthLuma", 8, "bit depths above 8"},
+  {"SourceBitDepthChroma", 8, "bit depths above 8"},
+  {"SourceBitDepthRescale", 0, "bit-depth rescaling"},
+  {"Transform8x8Mode", 0, "the 8x8 transform (High profile)"},
+  {"WeightedPrediction", 0, "weighted prediction"},
+  {"WeightedBiprediction", 0, "weighted bi-prediction"},
+  {"RateControlEnable", 0, "rate control (fixed QP only)"},
+  {"IntraProfile", 0, "intra profiles"},
+  {"Enable32Pulldown", 0, "3:2 pulldown"},
+  {"IntraDelay", 0, "intra delay"},
+  {"AdaptiveIDRPeriod", 0, "adaptive IDR period"},
+  {"EnableOpenGOP", 0, "open GOPs"},
+  {"EnableIDRGOP", 0, "IDR GOPs"},
+  {"ChangeQPI", 0, "QP changes during the sequence"},
+  {"ChangeQPP", 0, "QP changes during the sequence"},
+  {"SourceResize", 0, "source resizing"},
+  {"Grayscale", 0, "grayscale coding"},
+  {"MbLineIntraUpdate", 0, "intra macroblock line refresh"},
+  {"RandomIntraMBRefresh", 0, "random intra macroblock refresh"},
+  {"NumberOfViews", 1, "MVC (two views)"},
+  {"GenerateMultiplePPS", 0, "multiple PPS"},
+  {"SendAUD", 0, "access unit delimiters"},
+  {"ResendPPS", 0, "PPS repetition"},
+  {"DisposableP", 0, "disposable P pictures"},
+  {"SetFirstAsLongTerm", 0, "long-term reference pictures"},
+  {"MultiSourceData", 0, "multiple source files"},
+  {"SEIVUI32Pulldown", 0, "3:2 pulldown SEI"},
+  {"SEIFPAType", -1, "frame packing SEI"},
+  {"ProcessInput", 0, "input processing"},
+  {"SPPicturePeriodicity", 0, "SP pictures (extended profile)"},
+  {"SI_FRAMES", 0, "SI pictures (extended profile)"},
+  {"SP_output", 0, "SP pictures (extended profile)"},
+  {"SP2_FRAMES", 0, "SP pictures (extended profile)"},
+  {"OutFileMode", 0, "RTP output (Annex B only)"},
+  {"PartitionMode", 0, "data partitioning (extended profile)"},
+  {"IntraDisableInterOnly", 0, "IntraDisableInterOnly"},
+  {"I16RDOpt", 0, "RD-based Intra 16x16 decision"},
+  {"DistortionSSIM", 0, "SSIM reporting"},
+  {"DistortionMS_SSIM", 0, "MS-SSIM reporting"},
+  {"DistortionYUVtoRGB", 0, "RGB distortion"},
+  {"CtxAdptLagrangeMult", 0, "context-adaptive Lagrange multipliers"},
+  {"FastCrIntraDecision", 0, "fast chroma intra decision"},
+  {"DisableThresholding", 0, "disabled coefficient thresholding"},
+  {"BiasSkipRDO", 0, "skip bias in RDO"},
+  {"ForceTrueRateRDO", 0, "true-rate RDO"},
+  {"RestrictRefFrames", 0, "restricted reference frames"},
+  {"IntraBottom", 0, "intra bottom field"},
+  {"NumFramesInELayerSubSeq", 0, "enhancement-layer sub-sequences"},
+  {"RDPictureDecision", 0, "picture-level multi-pass RD decision"},
+  {"SkipIntraInInterSlices", 0, "skipping intra checks in inter slices"},
+  {"PSliceSkipDecisionMethod", 0, "other P_Skip decision methods"},
+  {"LowDelay", 0, "low-delay B structures"},
+  {"ReferenceReorder", 0, "reference list reordering"},
+  {"PocMemoryManagement", 0, "POC-based memory management"},
+  {"SparePictureOption", 0, "spare pictures"},
+  {"num_slice_groups_minus1", 0, "FMO slice groups"},
+  {"UseRedundantPicture", 0, "redundant pictures"},
+  {"ChromaMEEnable", 0, "chroma in motion estimation"},
+  {"MESoftenSSEMetric", 0, "softened SSE metric"},
+  {"ScalingMatrixPresentFlag", 0, "scaling matrices (High profile)"},
+  {"OffsetMatrixPresentFlag", 0, "explicit quantisation offsets"},
+  {"RGBInput", 0, "RGB input"},
+  {"PixelFormat", 0, "packed pixel formats"},
+  {"Interleaved", 0, "interleaved input"},
+  {"LosslessCoding", 0, "lossless coding"},
+  {"UseExplicitLambdaParams", 0, "explicit lambda parameters"},
+  {"UpdateLambdaChromaME", 0, "chroma ME lambda update"},
+  {"AdaptiveRounding", 0, "adaptive rounding (JVT-N011)"},
+  {"EarlySkipEnable", 0, "early skip detection"},
+  {"SelectiveIntraEnable", 0, "selective intra decision"},
+  {"RestrictSearchRange", 2, "search range restrictions"},
+  {"UseMVLimits", 0, "motion vector limits"},
+  {"HMEEnable", 0, "hierarchical ME"},
+  {"DisableMEPrediction", 0, "disabled ME prediction"},
+  {"ToneMappingSEIPresentFlag", 0, "tone mapping SEI"},
+  {"SeparateColourPlane", 0, "separate colour planes (4:4:4)"},
+  {"UseRDOQuant", 0, "RDO quantisation (trellis)"},
+  {"GenerateSEIMessage", 0, "SEI text messages"},
+  {"EnableVUISupport", 0, "VUI parameters"},
+  {"ExplicitSeqCoding", 0, "explicit sequence coding"},
+  {"SubMBCodingState", 2, "other sub-macroblock coding-state modes"},
+  {"OnTheFlyFractMCP", 0, "on-the-fly fractional MC"},
+  {"WeightY", 1, "weighted luma distortion in RDO"},
+  {"WeightCb", 1, "weighted chroma distortion in RDO"},
+  {"WeightCr", 1, "weighted chroma distortion in RDO"},
+};
+
+// JM keys that only act through a tool required off above (or only write JM's own report files): any value.
+const char* const kIgnored[] = {
+  // B, SP, SI slices and their deblocking/QP settings
+  "QPBSlice", "QPSPSlice", "QPSISlice", "QPSP2Slice", "ChangeQPB", "ChangeQPSP", "ChangeQPSI", "ChangeQPFrame",
+  "BRefPicQPOffset", "DirectModeType", "DirectInferenceFlag", "BList0References", "BList1References",
+  "BSliceDirect", "BSliceSearch16x16", "BSliceSearch16x8", "BSliceSearch8x16", "BSliceSearch8x8",
+  "BSliceSearch8x4", "BSliceSearch4x8", "BSliceSearch4x4", "BiPredMotionEstimation", "BiPredSearch16x16",
+  "BiPredSearch16x8", "BiPredSearch8x16", "BiPredSearch8x8", "BiPredMERefinements", "BiPredMESearchRange",
+  "BiPredMESubPel", "BReferencePictures", "HierarchicalCoding", "HierarchyLevelQPEnable",
+  "ExplicitHierarchyFormat", "PReplaceBSlice", "DisableBSkipRDO", "DispPQPOffset", "DisableDistanceLambdaScale",
+  "RDPSliceBTest", "RDPSliceITest", "RDPictureMaxPassISlice", "RDPictureMaxPassPSlice", "RDPictureMaxPassBSlice",
+  "RDPictureDeblocking", "RDPictureDirectMode", "RDPictureFrameQPPSlice", "RDPictureFrameQPBSlice",
+  "DFDisableNRefISlice", "DFDisableNRefPSlice", "DFDisableRefBSlice", "DFDisableNRefBSlice",
+  "DFDisableRefSPSlice", "DFDisableNRefSPSlice", "DFDisableRefSISlice", "DFDisableNRefSISlice",
+  "DFAlphaNRefISlice", "DFAlphaNRefPSlice", "DFAlphaRefBSlice", "DFAlphaNRefBSlice", "DFAlphaRefSPSlice",
+  "DFAlphaNRefSPSlice", "DFAlphaRefSISlice", "DFAlphaNRefSISlice", "DFBetaNRefISlice", "DFBetaNRefPSlice",
+  "DFBetaRefBSlice", "DFBetaNRefBSlice", "DFBetaRefSPSlice", "DFBetaNRefSPSlice", "DFBetaRefSISlice",
+  "DFBetaNRefSISlice", "SkipDeBlockNonRef", "SP_output_name", "SP2_input_name1", "SP2_input_name2",
+  "SPSwitchPeriod", "EnhLayerMDReference", "MDReference",
+  // Rate control (RateControlEnable = 0)
+  "Bitrate", "InitialQP", "BasicUnit", "ChannelType", "RCUpdateMode", "RCISliceBitRatio", "RCBSliceBitRatio0",
+  "RCBSliceBitRatio1", "RCBSliceBitRatio2", "RCBSliceBitRatio3", "RCBSliceBitRatio4", "RCBoverPRatio",
+  "RCIoverPRatio", "RCMinQPPSlice", "RCMaxQPPSlice", "RCMinQPBSlice", "RCMaxQPBSlice", "RCMinQPISlice",
+  "RCMaxQPISlice", "RCMinQPSPSlice", "RCMaxQPSPSlice", "RCMinQPSISlice", "RCMaxQPSISlice", "RCMaxQPChange",
+  "RCCpbSize", "NumberofLeakyBuckets", "LeakyBucketRateFile", "LeakyBucketParamFile",
+  // Tools required off above: their parameters
+  "OutputWidth", "OutputHeight", "OutputBitDepthLuma", "OutputBitDepthChroma", "StandardRange", "VideoCode",
+  "InputFile3", "View1ConfigFile", "MVCInterViewReorder", "MVCFlipViews", "MVCInterViewForceB",
+  "MVCEnableInterViewFlag", "SepViewInterSearch", "QPOffset", "NoResidueRDO", "LambdaMultiplier",
+  "MELambdaMultiplier", "EnableEPZSScalers",
+  "WPMethod", "WPIterMC", "ChromaWeightSupport", "EnhancedBWeightSupport", "UseWeightedReferenceME",
+  "WPMCPrecision", "WPMCPrecFullRef", "WPMCPrecBSlice", "ChromaMEWeight", "SSIMOverlapSize", "MinIDRDistance",
+  "slice_group_map_type", "slice_group_change_direction_flag", "slice_group_change_rate_minus1",
+  "SliceGroupConfigFileName", "NumRedundantHierarchy", "PrimaryGOPLength", "NumRefPrimary",
+  "SparePictureDetectionThr", "SparePicturePercentageThr", "ContextInitMethod", "FixedModelNumber",
+  "QmatrixFile", "ScalingListPresentFlag0", "ScalingListPresentFlag1", "ScalingListPresentFlag2",
+  "ScalingListPresentFlag3", "ScalingListPresentFlag4", "ScalingListPresentFlag5", "ScalingListPresentFlag6",
+  "ScalingListPresentFlag7", "ScalingListPresentFlag8", "ScalingListPresentFlag9", "ScalingListPresentFlag10",
+  "ScalingListPresentFlag11", "QOffsetMatrixFile", "OffsetMatrixFlat", "FixedLambdaPSlice", "FixedLambdaBSlice",
+  "FixedLambdaISlice", "FixedLambdaSPSlice", "FixedLambdaSISlice", "FixedLambdaRefBSlice", "LambdaWeightPSlice",
+  "LambdaWeightBSlice", "LambdaWeightISlice", "LambdaWeightSPSlice", "LambdaWeightSISlice",
+  "LambdaWeightRefBSlice", "AdaptRoundingFixed", "AdaptRndPeriod", "AdaptRndChroma", "AdaptRndWFactorIRef",
+  "AdaptRndWFactorPRef", "AdaptRndWFactorBRef", "AdaptRndWFactorINRef", "AdaptRndWFactorPNRef",
+  "AdaptRndWFactorBNRef", "AdaptRndCrWFactorIRef", "AdaptRndCrWFactorPRef", "AdaptRndCrWFactorBRef",
+  "AdaptRndCrWFactorINRef", "AdaptRndCrWFactorPNRef", "AdaptRndCrWFactorBNRef", "SetMVXLimit", "SetMVYLimit",
+  "UMHexDSR", "UMHexScale", "EPZSPattern", "EPZSDualRefinement", "EPZSFixedPredictors", "EPZSAggressiveWindow",
+  "EPZSTemporal", "EPZSSpatialMem", "EPZSBlockType", "EPZSMinThresScale", "EPZSMaxThresScale",
+  "EPZSMedThresScale", "EPZSSubPelThresScale", "EPZSSubPelME", "EPZSSubPelMEBiPred", "EPZSSubPelGrid",
+  "EPZSUseHMEPredictors", "HMEDisableMMCO", "PyramidLevels", "ToneMappingFile", "SEIMessageText",
+  "ExplicitSeqFile", "LossRateA", "LossRateB", "LossRateC", "FirstFrameCorrect", "NumberOfDecoders",
+  "ErrorConcealment", "DistortionEstimation", "BLevel0MoreRef", "BIdenticalList", "CRA", "HM50RefStructure",
+  "LDRefSetting", "UnconstrainedLDRef", "UseDistortionReorder", "EnableReorderBslice",
+  "PreferDispOrder", "PreferPowerOfTwo", "FrmStructBufferLength", "RDOQ_DC", "RDOQ_CR", "RDOQ_DC_CR",
+  "RDOQ_QP_Num", "RDOQ_CP_Mode", "RDOQ_CP_MV", "RDOQ_Fast",
+  // Reporting and speed-only switches of JM (no effect on the stream)
+  "TraceFile", "ReportFrameStats", "DisplayEncParams", "Verbose", "SkipGlobalStats", "ChromaMCBuffer",
+};
+
+}  // namespace
+
+const std::vector<KeyDef>& supported_keys() { return kSupported; }
+const std::vector<UnsupportedKey>& unsupported_keys() { return kUnsupported; }
+
+const KeyDef* find_supported(const std::string& name) {
+  for (const KeyDef& k : kSupported)
+    if (strcasecmp(k.name, name.c_str()) == 0) return &k;
+  return nullptr;
+}
+
+const UnsupportedKey* find_unsupported(const std::string& name) {
+  for (const UnsupportedKey& k : kUnsupported)
+    if (strcasecmp(k.name, name.c_str()) == 0) return &k;
+  return nullptr;
+}
+
+bool find_ignored(const std::string& name, std::string* canonical) {
+  for (const char* k : kIgnored) {
+    if (strcasecmp(k, name.c_str()) == 0) {
+      if (canonical) *canonical = k;
+      return true;
+    }
+  }
+  // Every VUI_* key only matters with EnableVUISupport = 1, which is unsupported.
+  if (name.size() > 4 && strncasecmp(name.c_str(), "VUI_", 4) == 0) {
+    if (canonical) *canonical = name;
+    return true;
+  }
+  return false;
+}
+
+bool is_ignored_key(const std::string& canonical_name) { return find_ignored(canonical_name, nullptr); }
+
+}  // namespace gme

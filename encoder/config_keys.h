@@ -1,0 +1,54 @@
+// The key table behind encoder/config.cpp: every JM 19.0 key gme264 knows, in three kinds.
+//   supported   - mapped to an EncoderParams field, JM 19.0 name, JM 19.0 default (where gme264 can honour it), range;
+//   unsupported - a JM tool gme264 does not implement: accepted only with the value that means "tool off";
+//   ignored     - JM keys that cannot change gme264's output (B-slice, rate-control, VUI, trace, ... settings that
+//                 only matter when a tool we require off is on), accepted with any value.
+// Anything else is an unknown key (one warning line, as JM only prints a message and goes on).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "encoder/params.h"
+
+namespace gme {
+
+// What the parser fills: the parameters plus the few keys that are checked but have no field of their own.
+struct ConfigTarget {
+  EncoderParams p;
+  int cb_qp_offset = 0;  // CbQPOffset (must equal CrQPOffset and, if non-zero, ChromaQPOffset)
+  int cr_qp_offset = 0;  // CrQPOffset
+  int resend_sps = 0;    // ResendSPS (0 or 2; gme264 writes SPS/PPS before every IDR picture)
+  int adaptive_intra_period = 0;  // AdaptiveIntraPeriod (1 only with IDRPeriod = 0)
+};
+
+enum class KeyType { Int, Flag, Double, String };
+
+struct KeyDef {
+  const char* name;       // JM 19.0 spelling
+  KeyType type;
+  double def;             // default when no file sets the key (JM 19.0's, differences noted in jm_note)
+  const char* sdef;       // default of String keys
+  double lo, hi;          // accepted range (Int/Flag/Double)
+  const char* allowed;    // if set: the accepted values of an Int key, comma-separated ("0,2"); lo/hi ignored
+  void* (*field)(ConfigTarget&);
+  const char* meaning;
+  const char* jm_note;    // difference from JM 19.0 ("" if none)
+};
+
+struct UnsupportedKey {
+  const char* name;
+  double neutral;  // the only accepted value (the JM 19.0 default, "tool off")
+  const char* what;  // the tool, for the message
+};
+
+const std::vector<KeyDef>& supported_keys();
+const std::vector<UnsupportedKey>& unsupported_keys();
+bool is_ignored_key(const std::string& canonical_name);
+
+// Key lookup. JM 19.0 compares names with strcasecmp, so "searchrange" is SearchRange there too; we do the same.
+// Returns the canonical JM spelling in *canonical.
+const KeyDef* find_supported(const std::string& name);
+const UnsupportedKey* find_unsupported(const std::string& name);
+bool find_ignored(const std::string& name, std::string* canonical);
+
+}  // namespace gme

@@ -1,0 +1,28 @@
+// Inner loops of the fast full search (encoder/me_fullfast.cpp), in plain C++, SSE2 and AVX2. The variant follows
+// the PixelFuncs the search was given ("c" -> plain, "sse2", "avx2"), so tests that run every pixel variant
+// against the brute-force oracle cover every kernel; all variants give identical results.
+#pragma once
+#include <cstdint>
+
+#include "common/pixel.h"
+
+namespace gme {
+
+struct FullFastKernels {
+  // Turns one window row of 4x4 SADs, position-major (`count` positions x 16 blocks in macroblock raster order,
+  // u32, each < 0x8000), into the 41 partitions' u16 rows dst[part][0 .. count) (JM's
+  // update_full_search_large_blocks, with saturating sums so padding stays large). count: multiple of 16.
+  void (*row_partitions)(const uint32_t* raw, uint16_t* const dst[41], int count);
+  // Screens a partition's SAD table (width x width positions, rows `stride` apart, padding 0xFFFF-ish) for
+  // q = sat16(sad + hx[col] + hy[row]). Returns min q (0xFFFF if none is smaller) and writes to cand[] the
+  // positions (row * stride + col) whose q was <= (running minimum + 1) when visited: a superset of those with
+  // q <= min q + 1. hx has `stride` entries (0xFFFF in the padding), hy `width`.
+  uint32_t (*screen)(const uint16_t* sad, int width, int stride, const uint16_t* hx, const uint16_t* hy, int* cand,
+                     int* ncand);
+  const char* name;
+};
+
+// The kernels matching a pixel variant (by its name; unknown names get the plain ones).
+const FullFastKernels& fullfast_kernels_for(const PixelFuncs& px);
+
+}  // namespace gme

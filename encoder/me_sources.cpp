@@ -1,0 +1,62 @@
+#include "encoder/me_sources.h"
+
+#include <climits>
+
+#include "encoder/me_fullfast.h"
+
+namespace gme {
+namespace {
+
+// GPUIntegerME = 1: the picture-level search kept K candidates per (ref, mb, partition) ranked against a
+// predictor known at picture start; the exact predictor is known only now, so they are ranked again.
+class RerankSource final : public IntegerCandidateSource {
+ public:
+  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor)
+      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor) {}
+
+  void begin_mb(int mb_x, int mb_y, int ref, MV) override {
+    mb_ = mb_y * mb_width_ + mb_x;
+    ref_ = ref;
+  }
+
+  Candidate best(int part, MV exact_pred) override {
+    const Candidate* c = cands_.at(ref_, mb_, part);
+    Candidate best = c[0];
+    uint64_t best_j = UINT64_MAX;
+    for (int k = 0; k < cands_.top_k; ++k) {
+      if (c[k].sad == UINT32_MAX) continue;  // empty slot (window smaller than K)
+      const uint64_t j = motion_cost(c[k].sad, lambda_, c[k].mv, exact_pred);
+      if (j < best_j) {  // strict: ties keep the earlier stored candidate
+        best_j = j;
+        best = c[k];
+      }
+    }
+    return best;
+  }
+
+ private:
+  const PictureCandidates& cands_;
+  int mb_width_, lambda_;
+  int mb_ = 0, ref_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
+                                                             int search_range, int lambda_factor,
+                                                             const PixelFuncs& px, const FullFastOptions& opt) {
+  return std::make_unique<FullFastSearch>(cur, std::move(refs), search_range, lambda_factor, px, opt);
+}
+
+std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
+                                                             int search_range, int lambda_factor,
+                                                             const PixelFuncs& px) {
+  return make_fullfast_source(cur, std::move(refs), search_range, lambda_factor, px, FullFastOptions{});
+}
+
+std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
+                                                           int lambda_factor) {
+  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor);
+}
+
+}  // namespace gme

@@ -1,0 +1,34 @@
+// The two IntegerCandidateSource producers the macroblock loop can be given (see encoder/me_interface.h).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/pixel.h"
+#include "encoder/me_interface.h"
+
+namespace gme {
+
+// JM 19.0 behaviours of the fast full search that depend on the configuration (defaults: RDOptimization != 0,
+// LevelIDC 40). See encoder/me_fullfast.h for what each one changes.
+struct FullFastOptions {
+  bool rdo_low_complexity = false;  // RDOptimization == 0: centre clipped so (0,0) is in the window; (0,0) wins ties
+  int level_idc = 40;               // LevelIDC: vertical MV limit that the window is kept inside
+};
+
+// The unmodified run: JM 19.0 fast full search, lazily per macroblock/reference. Options at their defaults.
+std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
+                                                             int search_range, int lambda_factor,
+                                                             const PixelFuncs& px);
+// The same with the configuration-dependent JM behaviours chosen explicitly (the encoder passes RDOptimization
+// and LevelIDC through this one).
+std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
+                                                             int search_range, int lambda_factor,
+                                                             const PixelFuncs& px, const FullFastOptions& opt);
+
+// The GPU path: re-ranks the K picture-level candidates with the exact predictor (minimum motion_cost, ties by
+// the stored order). Candidates whose sad is UINT32_MAX are treated as empty slots.
+std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
+                                                           int lambda_factor);
+
+}  // namespace gme

@@ -1,0 +1,233 @@
+#include "encoder/motion_search.h"
+
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace gme {
+namespace {
+
+// JM's spiral of radius 1 (mv_search.c): centre, (0,-1), (0,1), (-1,-1), (1,-1), (-1,0), (1,0), (-1,1), (1,1).
+constexpr int kSpiral[9][2] = {{0, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 0}, {1, 0}, {-1, 1}, {1, 1}};
+
+BlockSize block_size_of(int w, int h) {
+  if (w == 16) return h == 16 ? kB16x16 : kB16x8;
+  if (w == 8) return h == 16 ? kB8x16 : (h == 8 ? kB8x8 : kB8x4);
+  return h == 8 ? kB4x8 : kB4x4;
+}
+
+// Full-, half- and centre-pel samples of the region [X-1, X+w] x [Y-1, Y+h] around an integer block position:
+// every quarter-pel position within +-3/4 pel of it is one of these or the rounded average of two
+// (8.4.2.2.1), so the 17 candidates of the refinement cost one 6-tap pass over a (w+2) x (h+2) region instead of
+// one interpolation each. Planes are indexed from the region's top-left (X-1, Y-1); rows are kW bytes apart.
+class SubpelRegion {
+ public:
+  static constexpr int kW = 32;  // row stride: 16 + 2 region columns, rounded up for whole-vector loads/stores
+  static constexpr int kRows = 16 + 7;
+
+  SubpelRegion(const Plane& ref, int X, int Y, int w, int h) : bw_(w), bh_(h) {
+    // raw: integer samples of [X-3, X-3+kW) x [Y-3, Y+h+4) (6-tap support and then some), as edge replication
+    // gives them: straight from the padded plane where it covers the row, else coordinates clamped one by one.
+    for (int r = 0; r < h + 7; ++r) {
+      const uint8_t* row = ref.row(clip3(0, ref.height - 1, Y - 3 + r));
+      if (X - 3 >= -ref.pad && X - 3 + kW <= ref.width + ref.pad) {
+        std::memcpy(raw_[r], row + X - 3, kW);
+      } else {
+        for (int c = 0; c < kW; ++c) raw_[r][c] = row[clip3(0, ref.width - 1, X - 3 + c)];
+      }
+    }
+    build_half_planes();
+  }
+
+  // Plane pointers (row stride kW) of the sample kinds, at region position (r, c).
+  const uint8_t* g(int r, int c) const { return &raw_[r + 2][c + 2]; }
+  const uint8_t* b(int r, int c) const { return &b_[r][c]; }
+  const uint8_t* hh(int r, int c) const { return &h_[r][c]; }
+  const uint8_t* j(int r, int c) const { return &j_[r][c]; }
+
+  // The prediction at quarter-pel offset (ox, oy) in [-3, 3] from the integer position: either a plane pointer
+  // (row stride kW, no copy) or the average of two written to buf (row stride 16).
+  const uint8_t* predict(int ox, int oy, uint8_t* buf, int* stride) const {
+    const int fx = ox & 3, fy = oy & 3, c = (ox >> 2) + 1, r = (oy >> 2) + 1;
+    const uint8_t *p1, *p2 = nullptr;
+    switch (fy * 4 + fx) {                            // Table 8-12 names
+      case 0: p1 = g(r, c); break;                    // G
+      case 1: p1 = g(r, c); p2 = b(r, c); break;      // a
+      case 2: p1 = b(r, c); break;                    // b
+      case 3: p1 = g(r, c + 1); p2 = b(r, c); break;  // c
+      case 4: p1 = g(r, c); p2 = hh(r, c); break;     // d
+      case 5: p1 = b(r, c); p2 = hh(r, c); break;     // e
+      case 6: p1 = b(r, c); p2 = j(r, c); break;      // f
+      case 7: p1 = b(r, c); p2 = hh(r, c + 1); break; // g
+      case 8: p1 = hh(r, c); break;                   // h
+      case 9: p1 = hh(r, c); p2 = j(r, c); break;     // i
+      case 10: p1 = j(r, c); break;                   // j
+      case 11: p1 = j(r, c); p2 = hh(r, c + 1); break;// k
+      case 12: p1 = g(r + 1, c); p2 = hh(r, c); break;// n
+      case 13: p1 = hh(r, c); p2 = b(r + 1, c); break;// p
+      case 14: p1 = j(r, c); p2 = b(r + 1, c); break; // q
+      default: p1 = hh(r, c + 1); p2 = b(r + 1, c); break;  // r
+    }
+    if (!p2) {
+      *stride = kW;
+      return p1;
+    }
+    for (int y = 0; y < bh_; ++y, p1 += kW, p2 += kW) {
+#if defined(__SSE2__)
+      // pavgb is exactly (a + b + 1) >> 1. Rows hold kW bytes, so 16-byte loads stay inside the planes.
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 16 * y),
+                       _mm_avg_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p2))));
+#else
+      for (int x = 0; x < bw_; ++x) buf[16 * y + x] = static_cast<uint8_t>((p1[x] + p2[x] + 1) >> 1);
+#endif
+    }
+    *stride = 16;
+    return buf;
+  }
+
+ private:
+  // b: rows 0..h+1, columns 0..w (half pel right of G); h: rows 0..h, columns 0..w+1 (half pel below G);
+  // j: rows 0..h, columns 0..w, from the unrounded horizontal intermediates b1 of rows -2..h+3.
+  void build_half_planes() {
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    auto load = [&](const uint8_t* p) {
+      return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), z);
+    };
+    // (p0 + p5) - 5 (p1 + p4) + 20 (p2 + p3) in 16 bits: -2550 .. 10710.
+    auto tap = [](__m128i p0, __m128i p1, __m128i p2, __m128i p3, __m128i p4, __m128i p5) {
+      const __m128i s14 = _mm_add_epi16(p1, p4), s23 = _mm_add_epi16(p2, p3);
+      const __m128i t = _mm_sub_epi16(_mm_slli_epi16(s23, 2), s14);  // 4 s23 - s14
+      return _mm_add_epi16(_mm_add_epi16(p0, p5), _mm_add_epi16(_mm_slli_epi16(t, 2), t));  // + 5 (4 s23 - s14)
+    };
+    auto round5 = [&](__m128i v) {  // Clip1((v + 16) >> 5), 8 values -> 8 bytes
+      return _mm_packus_epi16(_mm_srai_epi16(_mm_add_epi16(v, _mm_set1_epi16(16)), 5), z);
+    };
+    for (int rr = 0; rr < bh_ + 6; ++rr)  // b1 for raw rows 0..h+5 = region rows -2..h+3
+      for (int c = 0; c < bw_ + 1; c += 8) {
+        const uint8_t* p = &raw_[rr][c];
+        const __m128i v = tap(load(p), load(p + 1), load(p + 2), load(p + 3), load(p + 4), load(p + 5));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(&b1_[rr][c]), v);
+        if (rr >= 2 && rr < bh_ + 4) _mm_storel_epi64(reinterpret_cast<__m128i*>(&b_[rr - 2][c]), round5(v));
+      }
+    for (int r = 0; r < bh_ + 1; ++r)
+      for (int c = 0; c < bw_ + 2; c += 8) {
+        const uint8_t* p = &raw_[r][c + 2];
+        const __m128i v = tap(load(p), load(p + kW), load(p + 2 * kW), load(p + 3 * kW), load(p + 4 * kW),
+                              load(p + 5 * kW));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(&h_[r][c]), round5(v));
+      }
+    // j1 needs 32 bits: pairs of rows interleaved, multiplied by their common tap with pmaddwd.
+    const __m128i k1 = _mm_set1_epi16(1), k5 = _mm_set1_epi16(-5), k20 = _mm_set1_epi16(20);
+    const __m128i r512 = _mm_set1_epi32(512);
+    for (int r = 0; r < bh_ + 1; ++r)
+      for (int c = 0; c < bw_ + 1; c += 8) {
+        __m128i t[6];
+        for (int k = 0; k < 6; ++k) t[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&b1_[r + k][c]));
+        auto half = [&](auto unpack) {
+          __m128i s = _mm_madd_epi16(unpack(t[0], t[5]), k1);
+          s = _mm_add_epi32(s, _mm_madd_epi16(unpack(t[1], t[4]), k5));
+          s = _mm_add_epi32(s, _mm_madd_epi16(unpack(t[2], t[3]), k20));
+          return _mm_srai_epi32(_mm_add_epi32(s, r512), 10);
+        };
+        const __m128i lo = half([](__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); });
+        const __m128i hi = half([](__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); });
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(&j_[r][c]), _mm_packus_epi16(_mm_packs_epi32(lo, hi), z));
+      }
+#else
+    auto tap6 = [](auto p, int step) {
+      return p[-2 * step] - 5 * p[-step] + 20 * p[0] + 20 * p[step] - 5 * p[2 * step] + p[3 * step];
+    };
+    for (int rr = 0; rr < bh_ + 6; ++rr)
+      for (int c = 0; c < bw_ + 1; ++c) b1_[rr][c] = static_cast<int16_t>(tap6(&raw_[rr][c + 2], 1));
+    for (int r = 0; r < bh_ + 2; ++r)
+      for (int c = 0; c < bw_ + 1; ++c) b_[r][c] = clip_pixel((b1_[r + 2][c] + 16) >> 5);
+    for (int r = 0; r < bh_ + 1; ++r)
+      for (int c = 0; c < bw_ + 2; ++c) h_[r][c] = clip_pixel((tap6(&raw_[r + 2][c + 2], kW) + 16) >> 5);
+    for (int r = 0; r < bh_ + 1; ++r)
+      for (int c = 0; c < bw_ + 1; ++c) j_[r][c] = clip_pixel((tap6(&b1_[r + 2][c], kW) + 512) >> 10);
+#endif
+  }
+
+  int bw_, bh_;
+  uint8_t raw_[kRows][kW];
+  uint8_t b_[kRows][kW], h_[kRows][kW], j_[kRows][kW];
+  int16_t b1_[kRows][kW];
+};
+
+}  // namespace
+
+MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
+                                     int cur_stride, const Plane& ref, int mb_px, int mb_py,
+                                     const MotionSearchParams& p, const PixelFuncs& px) {
+  const Candidate ic = src.best(part, pred);
+  MotionResult res;
+  res.pred = pred;
+  res.mv = ic.mv;
+  res.cost = motion_cost(ic.sad, p.lambda_factor_fpel, ic.mv, pred);
+  if (p.disable_subpel) return res;
+
+  const PartitionGeometry g = partition_geometry(part);
+  const int w = 4 * g.w, h = 4 * g.h;
+  const BlockSize bs = block_size_of(w, h);
+  const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
+  const SubpelRegion region(ref, mb_px + 4 * g.x + ic.mv.x / 4, mb_py + 4 * g.y + ic.mv.y / 4, w, h);
+  alignas(16) uint8_t pbuf[16 * 16];
+  auto distortion = [&](int metric, int ox, int oy) -> uint64_t {
+    int ps;
+    const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+    uint32_t d = metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
+    return static_cast<uint64_t>(d) << kLambdaBits;
+  };
+  auto mv_bits_cost = [&](int lambda, MV mv) {
+    return static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
+  };
+
+  // The integer search metric is SAD (MEDistortionFPel 0).
+  const bool start_hp = p.hpel_metric == 0;
+  const bool start_qp = p.hpel_metric == p.qpel_metric;
+  const bool check_position0 = p.zero_mv_bonus && ic.mv == MV(0, 0);
+
+  uint64_t min_cost = start_hp ? res.cost : UINT64_MAX;
+  int best = 0;
+  for (int pos = start_hp ? 1 : 0; pos < 9; ++pos) {
+    const int ox = 2 * kSpiral[pos][0], oy = 2 * kSpiral[pos][1];
+    const MV cand(ic.mv.x + ox, ic.mv.y + oy);
+    uint64_t cost = mv_bits_cost(p.lambda_factor_hpel, cand);
+    if (cost >= min_cost) continue;
+    cost += distortion(p.hpel_metric, ox, oy);
+    // JM subtracts the bonus from the unsigned fixed-point cost; it cannot go below zero in practice, and the
+    // guard keeps a pathological zero-distortion case from wrapping.
+    if (pos == 0 && check_position0) {
+      const uint64_t bonus = static_cast<uint64_t>(p.lambda_factor_hpel) * 16;
+      cost = cost > bonus ? cost - bonus : 0;
+    }
+    if (cost < min_cost) {
+      min_cost = cost;
+      best = pos;
+    }
+  }
+  const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
+
+  if (!start_qp) min_cost = UINT64_MAX;
+  best = 0;
+  for (int pos = start_qp ? 1 : 0; pos < 9; ++pos) {
+    const int ox = hx + kSpiral[pos][0], oy = hy + kSpiral[pos][1];
+    const MV cand(ic.mv.x + ox, ic.mv.y + oy);
+    uint64_t cost = mv_bits_cost(p.lambda_factor_qpel, cand);
+    if (cost >= min_cost) continue;
+    cost += distortion(p.qpel_metric, ox, oy);
+    if (cost < min_cost) {
+      min_cost = cost;
+      best = pos;
+    }
+  }
+  res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
+  res.cost = min_cost;
+  return res;
+}
+
+}  // namespace gme

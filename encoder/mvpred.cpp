@@ -1,0 +1,94 @@
+#include "encoder/mvpred.h"
+
+namespace gme {
+namespace {
+
+// What 8.4.1.3.2 derives for one neighbouring partition: whether it is available at all (this decides the C->D
+// substitution and the "only A available" rule), and its refIdx / mv as prediction sees them (-1 / (0,0) for
+// unavailable, intra and P_Skip-less cases).
+struct Neighbour {
+  bool available = false;
+  int ref = -1;
+  MV mv;
+};
+
+inline int median3(int a, int b, int c) {
+  int lo = a < b ? a : b, hi = a < b ? b : a;
+  return c < lo ? lo : (c > hi ? hi : c);
+}
+
+// Decoding order inside a macroblock: 8x8 quadrants in raster order, and inside a quadrant the sub-partitions in
+// raster order (= z-order of its 4x4 blocks). Partitions larger than 8x8 never have C inside the macroblock.
+inline int decode_rank(int bx, int by) { return 4 * ((bx >> 1) + 2 * (by >> 1)) + (bx & 1) + 2 * (by & 1); }
+
+// Neighbour at 4x4 position (nx, ny) relative to the current macroblock (-1..4). `inside_ok` tells whether a
+// position inside the current macroblock is already decoded.
+Neighbour neighbour_at(const MvPredContext& c, int nx, int ny, bool inside_ok) {
+  Neighbour n;
+  const MbInfo* mb;
+  if (nx >= 0 && nx < 4 && ny >= 0 && ny < 4) {
+    if (!inside_ok) return n;
+    mb = c.cur;
+  } else {
+    int dx = nx < 0 ? -1 : (nx > 3 ? 1 : 0);
+    int dy = ny < 0 ? -1 : (ny > 3 ? 1 : 0);
+    // Only left, above, above-right and above-left macroblocks precede the current one; the right and lower
+    // ones are never available (6.4.12: xN > maxW - 1 with yN >= 0 is unavailable).
+    if (dy > 0 || (dy == 0 && dx > 0)) return n;
+    int mx = c.mb_x + dx, my = c.mb_y + dy;
+    if (mx < 0 || mx >= c.mb_width || my < 0) return n;
+    mb = &c.mbs[my * c.mb_width + mx];
+    if (mb->slice_id != c.slice_id) return n;
+    nx &= 3;
+    ny &= 3;
+  }
+  n.available = true;
+  // The current macroblock's type is not decided yet: its decided partitions are known by ref_idx alone.
+  if (mb != c.cur && mb->is_intra()) return n;
+  int r = mb->ref_idx[(nx >> 1) + 2 * (ny >> 1)];
+  if (r < 0) return n;
+  n.ref = r;
+  n.mv = mb->mv[nx + 4 * ny];
+  return n;
+}
+
+}  // namespace
+
+MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_idx) {
+  Neighbour a = neighbour_at(c, bx - 1, by, true);
+  Neighbour b = neighbour_at(c, bx, by - 1, true);
+  // C (above-right): inside the macroblock it is available only if decoded before this partition.
+  int cx = bx + bw, cy = by - 1;
+  bool c_inside_decoded = cx < 4 && cy >= 0 && decode_rank(cx, cy) < decode_rank(bx, by);
+  Neighbour cn = neighbour_at(c, cx, cy, c_inside_decoded);
+  if (!cn.available) cn = neighbour_at(c, bx - 1, by - 1, true);  // C -> D
+
+  // Directional rules for 16x8 and 8x16 (8.4.1.3, before the median rule).
+  if (bw == 4 && bh == 2) {
+    if (by == 0 && b.ref == ref_idx) return b.mv;
+    if (by == 2 && a.ref == ref_idx) return a.mv;
+  } else if (bw == 2 && bh == 4) {
+    if (bx == 0 && a.ref == ref_idx) return a.mv;
+    if (bx == 2 && cn.ref == ref_idx) return cn.mv;
+  }
+  // Median (8.4.1.3.1): with B and C both unavailable and A available, B and C take A's values.
+  if (!b.available && !cn.available && a.available) b = cn = a;
+  int matches = (a.ref == ref_idx) + (b.ref == ref_idx) + (cn.ref == ref_idx);
+  if (matches == 1) {
+    if (a.ref == ref_idx) return a.mv;
+    if (b.ref == ref_idx) return b.mv;
+    return cn.mv;
+  }
+  return MV(median3(a.mv.x, b.mv.x, cn.mv.x), median3(a.mv.y, b.mv.y, cn.mv.y));
+}
+
+MV predict_skip_mv(const MvPredContext& c) {
+  Neighbour a = neighbour_at(c, -1, 0, false);
+  Neighbour b = neighbour_at(c, 0, -1, false);
+  if (!a.available || !b.available) return MV(0, 0);
+  if (a.ref == 0 && a.mv == MV(0, 0)) return MV(0, 0);
+  if (b.ref == 0 && b.mv == MV(0, 0)) return MV(0, 0);
+  return predict_mv(c, 0, 0, 4, 4, 0);
+}
+
+}  // namespace gme

@@ -1,0 +1,28 @@
+// Motion vector prediction (H.264 8.4.1.3) and the P_Skip vector (8.4.1.1), for the single reference list of
+// baseline P slices. Neighbours come from the picture's MbInfo array (other slices and macroblocks not yet coded
+// are unavailable) and, inside the current macroblock, from its partially decided state.
+#pragma once
+#include "common/mbinfo.h"
+#include "common/types.h"
+
+namespace gme {
+
+// Neighbour view for motion vector prediction: the picture's MbInfo array (a macroblock whose slice_id differs
+// from slice_id - another slice, or -1 for not yet coded - is unavailable), and the current macroblock's
+// partially decided state `cur` (ref_idx per 8x8, mv per 4x4 for partitions already decided, in decoding order).
+struct MvPredContext {
+  const MbInfo* mbs;
+  int mb_width, mb_height;
+  int mb_x, mb_y;
+  int slice_id;
+  const MbInfo* cur;
+};
+
+// Predictor for the partition at (bx, by) of size (bw, bh) in 4x4 units with reference ref_idx, including the
+// 16x8 / 8x16 directional rules and the availability of C inside the macroblock by decoding order.
+MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_idx);
+
+// P_Skip motion vector (8.4.1.1).
+MV predict_skip_mv(const MvPredContext& c);
+
+}  // namespace gme

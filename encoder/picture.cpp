@@ -1,0 +1,190 @@
+#include "encoder/picture.h"
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+
+#include "common/bitstream.h"
+#include "common/deblock.h"
+#include "encoder/lambda.h"
+#include "encoder/me_sources.h"
+#include "encoder/slice.h"
+#include "gpu/gpu_me.h"
+
+namespace gme {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The integer-ME source of a P picture: the lazy fast full search (GPUIntegerME = 0), or the picture-level search
+// (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
+std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, const PictureParams& pp,
+                                                            const Frame& src, const std::vector<const Frame*>& refs,
+                                                            PictureCandidates& cands, double* seconds) {
+  const EncoderParams& p = s.p;
+  const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
+  std::vector<const Plane*> planes;
+  std::vector<int> ids;
+  for (const Frame* f : refs) { planes.push_back(&f->plane[0]); ids.push_back(f->id); }
+  if (p.gpu_integer_me == 0) {
+    FullFastOptions opt;
+    opt.rdo_low_complexity = p.rd_optimization == 0;
+    opt.level_idc = p.level_idc;
+    return make_fullfast_source(src.plane[0], planes, p.search_range, lam.mf[0], *s.px, opt);
+  }
+  const auto t0 = Clock::now();
+  PictureSearchRequest req;
+  req.cur = &src.plane[0];
+  req.refs = planes;
+  req.ref_ids = ids;
+  req.mb_width = s.mb_w;
+  req.mb_height = s.mb_h;
+  req.search_range = p.search_range;
+  req.top_k = p.gpu_top_k;
+  req.lambda_factor = lam.mf[0];
+  const int nmb = s.mb_w * s.mb_h;
+  req.centre.assign(static_cast<size_t>(nmb) * refs.size(), MV());
+  if (p.gpu_search_center == 1 && static_cast<int>(s.prev_p_mv.size()) == nmb) {
+    for (size_t r = 0; r < refs.size(); ++r)
+      for (int m = 0; m < nmb; ++m) {
+        const MV v = s.prev_p_mv[static_cast<size_t>(m)];
+        // Full pel, rounded to nearest (halves up) as JM rounds its search centre.
+        req.centre[r * nmb + m] = MV(((v.x + 2) >> 2) * 4, ((v.y + 2) >> 2) * 4);
+      }
+  }
+  req.penalty_pred = req.centre;
+  s.picture_search->search(req, cands);
+  *seconds += seconds_since(t0);
+  return make_rerank_source(cands, s.mb_w, lam.mf[0]);
+}
+
+}  // namespace
+
+void init_encoder_state(EncoderState& s, const EncoderParams& p) {
+  if (p.source_width < 2 || p.source_height < 2 || (p.source_width & 1) || (p.source_height & 1))
+    throw std::runtime_error("SourceWidth/SourceHeight: expected even sizes >= 2, got " +
+                             std::to_string(p.source_width) + "x" + std::to_string(p.source_height));
+  if (p.qp_i < 0 || p.qp_i > 51 || p.qp_p < 0 || p.qp_p > 51)
+    throw std::runtime_error("QPISlice/QPPSlice: expected 0..51");
+  if (p.num_ref_frames < 1 || p.num_ref_frames > 16)
+    throw std::runtime_error("NumberReferenceFrames: expected 1..16");
+  if (p.poc_type != 0 && p.poc_type != 2) throw std::runtime_error("PicOrderCntType: expected 0 or 2");
+  if (p.slice_mode < 0 || p.slice_mode > 2) throw std::runtime_error("SliceMode: expected 0, 1 or 2");
+  if (p.slice_mode != 0 && p.slice_argument < 1) throw std::runtime_error("SliceArgument: expected >= 1");
+  s.p = p;
+  const int coded_w = (p.source_width + 15) / 16 * 16;
+  const int coded_h = (p.source_height + 15) / 16 * 16;
+  s.mb_w = coded_w / 16;
+  s.mb_h = coded_h / 16;
+  s.seq = make_sequence_header(p, coded_w, coded_h);
+  s.px = &pixel_best();
+  s.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
+  s.rec = std::make_shared<Frame>();
+  s.rec->alloc(coded_w, coded_h, p.source_width, p.source_height);
+  if (p.gpu_integer_me == 1) {
+    std::string why;
+    s.picture_search = make_picture_search(p.gpu_device, &why);
+    if (!why.empty()) {
+      std::cerr << "Warning: GPUIntegerME = 1 runs on the CPU twin: " << why << "\n";
+      s.me_path = "cpu twin: " + why;
+    } else {
+      s.me_path = std::string("gpu: ") + s.picture_search->name();
+    }
+  } else {
+    s.me_path = "cpu fast full search";
+  }
+}
+
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out) {
+  const auto t_start = Clock::now();
+  const EncoderParams& p = s.p;
+  if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
+    throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
+                             std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
+                             std::to_string(s.mb_h * 16));
+
+  PictureParams pp;
+  const int n = s.coded;
+  pp.idr = n == 0 || (p.idr_period > 0 && n % p.idr_period == 0);
+  const bool intra = pp.idr || (p.intra_period > 0 && n % p.intra_period == 0);
+  pp.type = intra ? SliceType::I : SliceType::P;
+  if (pp.idr) {
+    s.refs.clear();  // IDR: every reference is marked unused
+    s.last_idr = n;
+    pp.frame_num = 0;
+  } else {
+    pp.frame_num = (s.frame_num + 1) % (1 << s.seq.log2_max_frame_num);
+  }
+  if (pp.type == SliceType::P && s.refs.empty()) pp.type = SliceType::I;  // cannot happen: kept for safety
+  pp.poc = 2 * (n - s.last_idr);
+  pp.qp = pp.type == SliceType::I ? p.qp_i : p.qp_p;
+  const int k = pp.type == SliceType::I ? 0 : 1;
+  if (p.df_parameters_flag) {
+    pp.deblock.disable_idc = p.df_disable_idc[k];
+    pp.deblock.alpha_offset_div2 = p.df_alpha[k];
+    pp.deblock.beta_offset_div2 = p.df_beta[k];
+  }
+  std::vector<const Frame*> refs;
+  if (pp.type == SliceType::P) {
+    int nrefs = static_cast<int>(s.refs.size());
+    if (p.p_list0_refs > 0 && p.p_list0_refs < nrefs) nrefs = p.p_list0_refs;
+    for (int i = 0; i < nrefs; ++i) refs.push_back(s.refs[i].get());
+    pp.num_ref_idx_active = nrefs;
+  }
+
+  PictureResult res;
+  res.type = pp.type;
+  res.idr = pp.idr;
+  res.qp = pp.qp;
+  res.poc = pp.poc;
+  res.frame_num = pp.frame_num;
+
+  const size_t out_start = out.size();
+  if (pp.idr) {
+    write_nal_annexb(out, 3, kNalSps, write_sps(s.seq));
+    write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
+  }
+
+  auto rec = std::make_shared<Frame>();
+  rec->alloc(src.width, src.height, p.source_width, p.source_height);
+  rec->frame_num = pp.frame_num;
+  rec->poc = pp.poc;
+  rec->id = s.next_frame_id++;
+  rec->is_idr = pp.idr;
+  for (MbInfo& m : s.mbs) m = MbInfo();
+
+  PictureCandidates cands;
+  double picture_me_seconds = 0;
+  std::unique_ptr<IntegerCandidateSource> source;
+  if (pp.type == SliceType::P) source = make_integer_source(s, pp, src, refs, cands, &picture_me_seconds);
+  SliceLoopStats st = encode_slices(s, pp, src, *rec, refs, source.get(), out);
+  res.num_slices = st.num_slices;
+  res.times = st.times;
+  res.times.integer_me += picture_me_seconds;
+  if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
+    s.prev_p_mv.resize(s.mbs.size());
+    for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];
+  }
+  for (int i = 0; i < 9; ++i) res.mb_counts[i] = st.mb_counts[i];
+
+  const auto t_db = Clock::now();
+  std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
+  deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
+  res.times.deblocking = seconds_since(t_db);
+  rec->extend_borders();
+
+  // Sliding window marking: the newest picture first, the oldest dropped beyond NumberReferenceFrames.
+  s.refs.insert(s.refs.begin(), rec);
+  if (static_cast<int>(s.refs.size()) > p.num_ref_frames) s.refs.resize(static_cast<size_t>(p.num_ref_frames));
+  s.rec = rec;
+  s.frame_num = pp.frame_num;
+  if (pp.idr) ++s.idr_count;
+  ++s.coded;
+
+  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.times.total = seconds_since(t_start);
+  return res;
+}
+
+}  // namespace gme

@@ -1,0 +1,56 @@
+// The encoder's state across pictures and the picture loop: picture type (IntraPeriod / IDRPeriod), frame_num
+// and POC, parameter sets before IDR pictures, the slices, deblocking, border extension and the sliding-window
+// reference list.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/mbinfo.h"
+#include "common/pixel.h"
+#include "encoder/encoder.h"
+#include "encoder/headers.h"
+#include "encoder/me_interface.h"
+#include "encoder/params.h"
+
+namespace gme {
+
+struct EncoderState {
+  EncoderParams p;
+  SequenceHeader seq;
+  int mb_w = 0, mb_h = 0;
+  const PixelFuncs* px = nullptr;
+
+  std::vector<MbInfo> mbs;                    // the current picture's macroblocks
+  std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction
+  std::vector<std::shared_ptr<Frame>> refs;   // short-term references, most recent first (= list 0 order)
+
+  int coded = 0;             // pictures encoded so far
+  int last_idr = 0;          // index of the last IDR picture
+  int frame_num = 0;         // frame_num of the last picture
+  int idr_count = 0;         // IDR pictures so far (idr_pic_id)
+  int next_frame_id = 0;
+
+  // Integer motion estimation backend (GPUIntegerME = 1: created once).
+  std::unique_ptr<PictureIntegerSearch> picture_search;
+  std::string me_path = "none";
+  std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
+};
+
+// Per-picture decisions the slices need.
+struct PictureParams {
+  SliceType type = SliceType::I;
+  bool idr = false;
+  int qp = 26;
+  int frame_num = 0;
+  int poc = 0;
+  int num_ref_idx_active = 1;
+  SliceDeblockParams deblock;
+};
+
+void init_encoder_state(EncoderState& s, const EncoderParams& p);
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out);
+
+}  // namespace gme

@@ -1,0 +1,481 @@
+// Readers for the rate-distortion inputs of bdrate and rdsweep (formats listed in rd_input.h).
+#include "encoder/rd_input.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "encoder/bjontegaard.h"
+#include "encoder/rd_json.h"
+
+namespace gme {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) b++;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) e--;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *text = ss.str();
+  return !in.bad();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(text);
+  while (std::getline(in, cur)) {
+    if (!cur.empty() && cur.back() == '\r') cur.pop_back();
+    out.push_back(cur);
+  }
+  return out;
+}
+
+// Strict number: the whole (trimmed) field must be a number.
+bool to_number(const std::string& field, double* v) {
+  const std::string t = trim(field);
+  if (t.empty()) return false;
+  char* end = nullptr;
+  *v = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size();
+}
+
+bool matches(const std::map<std::string, std::string>& row, const std::vector<RdFilter>& filters) {
+  for (const RdFilter& f : filters) {
+    const auto it = row.find(lower(f.key));
+    if (it == row.end()) return false;
+    const std::string v = trim(it->second);
+    if (f.substring ? v.find(f.value) == std::string::npos : v != f.value) return false;
+  }
+  return true;
+}
+
+void check_filter_keys(const std::vector<std::string>& header, const std::vector<RdFilter>& filters,
+                       const std::string& name) {
+  for (const RdFilter& f : filters) {
+    if (std::find(header.begin(), header.end(), lower(f.key)) == header.end()) {
+      std::string cols;
+      for (const auto& h : header) cols += (cols.empty() ? "" : ", ") + h;
+      throw RdInputError(name + ": filter column '" + f.key + "' not in the header (columns: " + cols + ")");
+    }
+  }
+}
+
+void complete(RdPoint* p) {
+  if (std::isnan(p->psnr_yuv) && !std::isnan(p->psnr_y) && !std::isnan(p->psnr_u) && !std::isnan(p->psnr_v))
+    p->psnr_yuv = combined_psnr(p->psnr_y, p->psnr_u, p->psnr_v);
+}
+
+// Column name -> field of RdPoint (aliases accepted for hand-written CSVs).
+int csv_column_role(const std::string& h) {
+  static const std::map<std::string, int> roles = {
+      {"kbps", 0}, {"kbit/s", 0}, {"rate_kbps", 0}, {"bitrate_kbps", 0}, {"rate", 0}, {"bitrate", 0},
+      {"psnr_y", 1}, {"y", 1}, {"psnr", 1}, {"psnr_u", 2}, {"u", 2}, {"psnr_v", 3}, {"v", 3},
+      {"psnr_yuv", 4}, {"yuv", 4}, {"qp", 5}, {"time_s", 6}, {"time_me_s", 7}, {"frames", 8},
+      {"integer_me_path", 9}};
+  const auto it = roles.find(h);
+  return it == roles.end() ? -1 : it->second;
+}
+
+std::vector<RdPoint> parse_csv(const std::string& text, const std::string& name, const std::vector<RdFilter>& filters) {
+  const std::vector<std::string> lines = lines_of(text);
+  size_t ln = 0;
+  while (ln < lines.size() && (trim(lines[ln]).empty() || trim(lines[ln])[0] == '#')) ln++;
+  if (ln == lines.size()) throw RdInputError(name + ": empty file, expected a CSV header line with a kbps column");
+  std::vector<std::string> header;
+  for (const std::string& h : split_csv_line(lines[ln])) header.push_back(lower(trim(h)));
+  std::vector<int> role(header.size());
+  bool have_rate = false, have_y = false;
+  for (size_t i = 0; i < header.size(); i++) {
+    role[i] = csv_column_role(header[i]);
+    have_rate |= role[i] == 0;
+    have_y |= role[i] == 1;
+  }
+  if (!have_rate || !have_y)
+    throw RdInputError(name + ":" + std::to_string(ln + 1) + ": CSV header needs columns kbps and psnr_y (got '" +
+                       lines[ln] + "')");
+  check_filter_keys(header, filters, name);
+  std::vector<RdPoint> out;
+  for (size_t i = ln + 1; i < lines.size(); i++) {
+    const std::string t = trim(lines[i]);
+    if (t.empty() || t[0] == '#') continue;
+    const std::string where = name + ":" + std::to_string(i + 1);
+    const std::vector<std::string> f = split_csv_line(lines[i]);
+    if (f.size() != header.size())
+      throw RdInputError(where + ": " + std::to_string(f.size()) + " fields, the header has " +
+                         std::to_string(header.size()));
+    std::map<std::string, std::string> row;
+    for (size_t c = 0; c < f.size(); c++) row[header[c]] = f[c];
+    if (!matches(row, filters)) continue;
+    RdPoint p;
+    p.origin = where;
+    for (size_t c = 0; c < f.size(); c++) {
+      if (role[c] < 0) continue;
+      if (role[c] == 9) {
+        p.integer_me_path = f[c];
+        continue;
+      }
+      double v;
+      if (!to_number(f[c], &v)) {
+        // Optional columns may be left empty; the rate and luma PSNR may not.
+        if (trim(f[c]).empty() && role[c] >= 2) continue;
+        throw RdInputError(where + ": column " + header[c] + " is '" + f[c] + "', expected a number");
+      }
+      switch (role[c]) {
+        case 0: p.kbps = v; break;
+        case 1: p.psnr_y = v; break;
+        case 2: p.psnr_u = v; break;
+        case 3: p.psnr_v = v; break;
+        case 4: p.psnr_yuv = v; break;
+        case 5: p.qp = static_cast<int>(v); break;
+        case 6: p.time_s = v; break;
+        case 7: p.time_me_s = v; break;
+        case 8: p.frames = static_cast<int>(v); break;
+      }
+    }
+    complete(&p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+// The StatsFile: per-frame objects then {"summary":{...}}. Returns false with *why when there is no usable summary.
+bool parse_stats(const std::string& text, const std::string& name, RdPoint* p, std::string* why) {
+  const std::vector<std::string> lines = lines_of(text);
+  int last_qp = -1;
+  for (size_t i = 0; i < lines.size(); i++) {
+    if (trim(lines[i]).empty()) continue;
+    JsonValue v;
+    std::string err;
+    if (!parse_json(lines[i], &v, &err)) {
+      *why = name + ":" + std::to_string(i + 1) + ": not a JSON object (" + err + ")";
+      return false;
+    }
+    if (v.kind != JsonValue::Kind::kObject) continue;  // tolerated: the spec only defines objects
+    if (const JsonValue* s = v.find("summary")) {
+      *p = RdPoint();
+      p->origin = name;
+      p->kbps = s->number_or("kbps", kRdMissing);
+      p->psnr_y = s->number_or("psnr_y", kRdMissing);
+      p->psnr_u = s->number_or("psnr_u", kRdMissing);
+      p->psnr_v = s->number_or("psnr_v", kRdMissing);
+      p->psnr_yuv = s->number_or("psnr_yuv", kRdMissing);
+      p->time_s = s->number_or("time_s", kRdMissing);
+      p->time_me_s = s->number_or("time_me_s", kRdMissing);
+      p->frames = static_cast<int>(s->number_or("frames", 0));
+      p->qp = static_cast<int>(s->number_or("qp", s->number_or("qp_p", last_qp)));
+      p->integer_me_path = s->string_or("integer_me_path", "");
+      if (std::isnan(p->kbps) || std::isnan(p->psnr_y)) {
+        *why = name + ":" + std::to_string(i + 1) + ": summary lacks kbps or psnr_y";
+        return false;
+      }
+      complete(p);
+      return true;
+    }
+    // A frame object: remember the QP of the last P picture (the sweep's QPPSlice), else of any picture.
+    const double qp = v.number_or("qp", -1);
+    if (qp >= 0 && (v.string_or("type", "") == "P" || last_qp < 0)) last_qp = static_cast<int>(qp);
+  }
+  *why = name + ": no summary line (the encode did not finish?)";
+  return false;
+}
+
+// JM stats.dat: "Total Bitrate(kb/s) : x" and the first "SNR Y(dB) | intra | all |" / "SNR U/V (dB) | i/i | a/a |".
+std::vector<RdPoint> parse_jm_stats(const std::string& text, const std::string& name) {
+  RdPoint p;
+  p.origin = name;
+  bool have_y = false, have_uv = false;
+  for (const std::string& line : lines_of(text)) {
+    const std::string t = trim(line);
+    if (t.rfind("Total Bitrate(kb/s)", 0) == 0) {
+      const size_t c = t.find(':');
+      double v;
+      if (c != std::string::npos && to_number(t.substr(c + 1), &v)) p.kbps = v;
+    } else if (!have_y && t.rfind("SNR Y(dB)", 0) == 0) {
+      std::vector<std::string> cols;
+      std::stringstream ss(t);
+      for (std::string f; std::getline(ss, f, '|');) cols.push_back(f);
+      double v;
+      if (cols.size() >= 3 && to_number(cols[2], &v)) { p.psnr_y = v; have_y = true; }
+    } else if (!have_uv && t.rfind("SNR U/V (dB)", 0) == 0) {
+      std::vector<std::string> cols;
+      std::stringstream ss(t);
+      for (std::string f; std::getline(ss, f, '|');) cols.push_back(f);
+      if (cols.size() >= 3) {
+        const size_t slash = cols[2].find('/');
+        double u, v;
+        if (slash != std::string::npos && to_number(cols[2].substr(0, slash), &u) &&
+            to_number(cols[2].substr(slash + 1), &v)) {
+          p.psnr_u = u;
+          p.psnr_v = v;
+          have_uv = true;
+        }
+      }
+    } else if (t.rfind("No.of coded pictures", 0) == 0) {
+      const size_t c = t.find(':');
+      double v;
+      if (c != std::string::npos && to_number(t.substr(c + 1), &v)) p.frames = static_cast<int>(v);
+    }
+  }
+  if (std::isnan(p.kbps) || !have_y)
+    throw RdInputError(name + ": JM stats.dat without 'Total Bitrate(kb/s)' or 'SNR Y(dB)' lines");
+  complete(&p);
+  return {p};
+}
+
+// JM log.dat: a '|'-separated table; the header row names the columns, every later row is one encoding session.
+std::vector<RdPoint> parse_jm_log(const std::string& text, const std::string& name,
+                                  const std::vector<RdFilter>& filters) {
+  const std::vector<std::string> lines = lines_of(text);
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string f; std::getline(ss, f, '|');) c.push_back(lower(trim(f)));
+    return c;
+  };
+  std::vector<std::string> header;
+  std::vector<RdPoint> out;
+  for (size_t i = 0; i < lines.size(); i++) {
+    const std::string t = trim(lines[i]);
+    if (t.empty() || t[0] != '|') continue;
+    std::vector<std::string> c = cells(t);
+    if (std::find(c.begin(), c.end(), "ver") != c.end()) {
+      header = c;
+      check_filter_keys(header, filters, name);
+      continue;
+    }
+    if (header.empty() || c.size() < header.size()) continue;  // title row or a truncated line
+    std::map<std::string, std::string> row;
+    for (size_t k = 0; k < header.size(); k++) row[header[k]] = c[k];
+    if (!matches(row, filters)) continue;
+    const std::string where = name + ":" + std::to_string(i + 1);
+    auto num = [&](const char* key, bool required) {
+      double v = kRdMissing;
+      const auto it = row.find(key);
+      if ((it == row.end() || !to_number(it->second, &v)) && required)
+        throw RdInputError(where + ": log.dat column '" + key + "' missing or not a number");
+      return v;
+    };
+    RdPoint p;
+    p.origin = where;
+    p.kbps = num("#bitr ipb", true) / 1000.0;  // JM writes bit/s here
+    p.psnr_y = num("snry n", true);
+    p.psnr_u = num("snru n", false);
+    p.psnr_v = num("snrv n", false);
+    p.time_s = num("total time", false) / 1000.0;  // milliseconds in JM
+    p.time_me_s = num("me time", false) / 1000.0;
+    const double qp = num("qpp", false);
+    p.qp = std::isnan(qp) ? -1 : static_cast<int>(qp);
+    const double frames = num("#img", false);
+    p.frames = std::isnan(frames) ? 0 : static_cast<int>(frames);
+    complete(&p);
+    out.push_back(p);
+  }
+  if (header.empty()) throw RdInputError(name + ": JM log.dat without its header row");
+  return out;
+}
+
+// lencod console output; a point ends at the "Bit rate (kbit/s)" line, so concatenated logs give several points.
+std::vector<RdPoint> parse_console(const std::string& text, const std::string& name) {
+  std::vector<RdPoint> out;
+  RdPoint p;
+  const std::vector<std::string> lines = lines_of(text);
+  auto after_colon = [](const std::string& t) {
+    const size_t c = t.find(':');
+    return c == std::string::npos ? std::string() : t.substr(c + 1);
+  };
+  auto first_in_braces = [&](const std::string& t, double* v) {
+    const std::string r = after_colon(t);
+    const size_t b = r.find('{'), comma = r.find(',', b == std::string::npos ? 0 : b);
+    return b != std::string::npos && comma != std::string::npos && to_number(r.substr(b + 1, comma - b - 1), v);
+  };
+  for (size_t i = 0; i < lines.size(); i++) {
+    const std::string t = trim(lines[i]);
+    double v;
+    std::string sec;
+    if (t.rfind("Total encoding time for the seq.", 0) == 0) {
+      std::istringstream(after_colon(t)) >> p.time_s;
+    } else if (t.rfind("Total ME time for sequence", 0) == 0) {
+      std::istringstream(after_colon(t)) >> p.time_me_s;
+    } else if (t.rfind("Y { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
+      p.psnr_y = v;
+    } else if (t.rfind("U { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
+      p.psnr_u = v;
+    } else if (t.rfind("V { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
+      p.psnr_v = v;
+    } else if (t.rfind("Bit rate (kbit/s)", 0) == 0 && to_number(after_colon(t), &v)) {
+      p.kbps = v;
+      p.origin = name + ":" + std::to_string(i + 1);
+      if (std::isnan(p.psnr_y))
+        throw RdInputError(p.origin + ": bit rate line without a preceding 'Y { PSNR (dB) ...' line");
+      complete(&p);
+      out.push_back(p);
+      p = RdPoint();
+    }
+  }
+  return out;
+}
+
+void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
+  if (depth > 8) throw RdInputError(spec + ": list files nest too deeply");
+  if (!spec.empty() && spec[0] == '@') {
+    const std::string list = spec.substr(1);
+    std::string text;
+    if (!read_text(list, &text)) throw RdInputError(list + ": cannot read the list file");
+    const size_t slash = list.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : list.substr(0, slash + 1);
+    for (const std::string& line : lines_of(text)) {
+      const std::string t = trim(line);
+      if (t.empty() || t[0] == '#') continue;
+      read_spec(t[0] == '/' || t[0] == '@' ? t : dir + t, depth + 1, out);
+    }
+    return;
+  }
+  std::vector<RdFilter> filters;
+  const std::string path = split_rd_spec(spec, &filters);
+  std::string text;
+  if (!read_text(path, &text)) throw RdInputError(path + ": cannot read the file");
+  const RdFormat fmt = detect_rd_format(text);
+  if (fmt == RdFormat::kUnknown)
+    throw RdInputError(path + ": unknown format (expected a CSV with kbps and psnr_y columns, a StatsFile, "
+                       "JM stats.dat or log.dat, or a lencod console log)");
+  if (!filters.empty() && fmt != RdFormat::kCsv && fmt != RdFormat::kJmLog)
+    throw RdInputError(path + ": row filters apply to CSV and JM log.dat only, this is a " +
+                       std::string(rd_format_name(fmt)));
+  const std::vector<RdPoint> pts = parse_rd_text(text, fmt, path, filters);
+  if (pts.empty())
+    throw RdInputError(path + ": no rate-distortion point" +
+                       (filters.empty() ? std::string(" in the file") : std::string(" matches the filter")));
+  out->insert(out->end(), pts.begin(), pts.end());
+}
+
+}  // namespace
+
+const char* rd_format_name(RdFormat f) {
+  switch (f) {
+    case RdFormat::kCsv: return "CSV";
+    case RdFormat::kStatsFile: return "StatsFile";
+    case RdFormat::kJmStats: return "JM stats.dat";
+    case RdFormat::kJmLog: return "JM log.dat";
+    case RdFormat::kConsoleLog: return "lencod console log";
+    case RdFormat::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); i++) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back().push_back('"');
+        i++;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back().push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back().push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string split_rd_spec(const std::string& spec, std::vector<RdFilter>* filters) {
+  filters->clear();
+  const size_t hash = spec.rfind('#');
+  if (hash == std::string::npos || file_exists(spec)) return spec;
+  std::stringstream ss(spec.substr(hash + 1));
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t eq = item.find_first_of("=~");
+    if (eq == std::string::npos || eq == 0)
+      throw RdInputError(spec + ": filter '" + item + "' is not KEY=VALUE or KEY~TEXT");
+    filters->push_back({trim(item.substr(0, eq)), trim(item.substr(eq + 1)), item[eq] == '~'});
+  }
+  return spec.substr(0, hash);
+}
+
+RdFormat detect_rd_format(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return RdFormat::kUnknown;
+  if (text[first] == '{') return RdFormat::kStatsFile;
+  if (text.find("This file contains statistics for the last encoded sequence") != std::string::npos)
+    return RdFormat::kJmStats;
+  if (text.find("Encoder statistics. This file is generated") != std::string::npos ||
+      text.find("|     ver     |") != std::string::npos)
+    return RdFormat::kJmLog;
+  if (text.find("Bit rate (kbit/s)") != std::string::npos) return RdFormat::kConsoleLog;
+  // A CSV: the first non-comment line is a header naming a rate column.
+  for (const std::string& line : lines_of(text)) {
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    for (const std::string& h : split_csv_line(t))
+      if (csv_column_role(lower(trim(h))) == 0) return RdFormat::kCsv;
+    break;
+  }
+  return RdFormat::kUnknown;
+}
+
+std::vector<RdPoint> parse_rd_text(const std::string& text, RdFormat format, const std::string& name,
+                                   const std::vector<RdFilter>& filters) {
+  switch (format) {
+    case RdFormat::kCsv: return parse_csv(text, name, filters);
+    case RdFormat::kStatsFile: {
+      RdPoint p;
+      std::string why;
+      if (!parse_stats(text, name, &p, &why)) throw RdInputError(why);
+      return {p};
+    }
+    case RdFormat::kJmStats: return parse_jm_stats(text, name);
+    case RdFormat::kJmLog: return parse_jm_log(text, name, filters);
+    case RdFormat::kConsoleLog: return parse_console(text, name);
+    case RdFormat::kUnknown: break;
+  }
+  throw RdInputError(name + ": unknown format");
+}
+
+bool read_stats_summary(const std::string& path, RdPoint* out, std::string* why) {
+  std::string text;
+  if (!read_text(path, &text)) {
+    *why = path + ": cannot read the file";
+    return false;
+  }
+  return parse_stats(text, path, out, why);
+}
+
+std::vector<RdPoint> read_rd_points(const std::string& spec) {
+  std::vector<RdPoint> out;
+  read_spec(spec, 0, &out);
+  return out;
+}
+
+}  // namespace gme

@@ -1,0 +1,71 @@
+// rdsweep's command line and its sequence list (sequences/manifest.csv or name=file:WxH:frames[:fps] items).
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gme {
+
+// Bad command line, manifest or sequence item; what() is one line.
+struct SweepError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SweepSequence {
+  std::string name;
+  std::string file;   // as lencod will be given it (resolved against the repository root for the manifest)
+  int width = 0, height = 0;
+  int frames = 0;
+  double fps = 30.0;
+};
+
+// A run: a name and the -p Key=Value settings that distinguish it from the other runs.
+struct SweepRun {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+struct SweepOptions {
+  std::string cfg;                              // -f (required unless --help)
+  std::string manifest = "sequences/manifest.csv";
+  std::vector<SweepSequence> sequences;         // inline items; when empty the manifest is read
+  std::vector<std::string> seq_filter;          // --seq NAME (repeatable or comma list); empty: all
+  std::vector<int> qps = {28, 32, 36, 40};      // --qp, each applied to QPISlice and QPPSlice
+  std::vector<SweepRun> runs;                   // --run; default: unmodified (GPUIntegerME=0), gpu (=1)
+  std::string anchor;                           // --anchor RUN; default: the first run
+  std::vector<std::string> overrides;           // -p Key=Value for every run
+  int jobs = 1;                                 // -j N; default: number of cores
+  std::string out_dir = "results";              // --out DIR
+  std::string lencod;                           // --lencod PATH; default: lencod beside rdsweep
+  int frames = 0;                               // --frames N: encode N frames of every sequence (0: all listed)
+  bool force = false;                           // --force: encode points that are already complete
+  bool dry_run = false;                         // -n: print the commands, run nothing
+  bool pchip = false;                           // --pchip: PCHIP instead of VCEG-M33 in the report
+  bool help = false;
+  std::string command_line;                     // the invocation, for the report
+};
+
+// The runs used when no --run is given.
+std::vector<SweepRun> default_sweep_runs();
+
+// Parses rdsweep's arguments (argv[0] excluded). `default_jobs` and `default_lencod` fill -j and --lencod.
+SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_jobs,
+                              const std::string& default_lencod);
+
+// "name=file:WxH:frames[:fps]".
+SweepSequence parse_sequence_item(const std::string& item);
+// "NAME" (a default run's name) or "NAME:Key=Value,Key=Value".
+SweepRun parse_run_item(const std::string& item);
+
+// Reads sequences/manifest.csv (name,file,width,height,frames,fps; file relative to the repository root, which is
+// the parent of the manifest's folder). Throws SweepError naming file, line and field.
+std::vector<SweepSequence> read_manifest(const std::string& path);
+
+// The sequences to encode: inline items or the manifest, filtered by --seq (an unknown name is an error), with
+// --frames applied (never more frames than a clip has).
+std::vector<SweepSequence> select_sequences(const SweepOptions& o);
+
+extern const char* const kSweepUsage;
+
+}  // namespace gme

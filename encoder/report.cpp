@@ -1,0 +1,230 @@
+#include "encoder/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "common/output_file.h"
+
+namespace gme {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// JSON numbers: finite, enough digits for PSNR/times without noise.
+std::string jnum(double v, int decimals) {
+  if (!std::isfinite(v)) return "null";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+const char* type_name(SliceType t) { return t == SliceType::I ? "I" : "P"; }
+
+}  // namespace
+
+void frame_sse(const Frame& a, const Frame& b, uint64_t sse[3]) {
+  for (int c = 0; c < 3; ++c) {
+    const int w = c ? a.crop_width / 2 : a.crop_width;
+    const int h = c ? a.crop_height / 2 : a.crop_height;
+    uint64_t s = 0;
+    for (int y = 0; y < h; ++y) {
+      const uint8_t* ra = a.plane[c].row(y);
+      const uint8_t* rb = b.plane[c].row(y);
+      for (int x = 0; x < w; ++x) {
+        const int d = ra[x] - rb[x];
+        s += static_cast<uint64_t>(d * d);
+      }
+    }
+    sse[c] = s;
+  }
+}
+
+double psnr_from_sse(double sse, int64_t samples) {
+  return 10.0 * std::log10(255.0 * 255.0 * static_cast<double>(samples) / (sse < 1.0 ? 1.0 : sse));
+}
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      case '\r': o += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          o += b;
+        } else {
+          o += static_cast<char>(c);
+        }
+    }
+  }
+  return o + "\"";
+}
+
+Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats)
+    : p_(p), con_(console), stats_(stats) {}
+
+void Report::print_header(const std::string& integer_me_path) {
+  con_ << "Integer ME: " << integer_me_path << "\n";
+  con_ << "-------------------------------------------------------------------------------\n"
+          "Frame     Bit/pic    QP   SnrY    SnrU    SnrV    Time(ms) MET(ms) Frm/Fld \n"
+          "-------------------------------------------------------------------------------\n";
+  con_.flush();
+}
+
+void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Frame& src, const Frame& recon,
+                         double time_s, const MbInfo* mbs, int mb_count) {
+  uint64_t sse[3];
+  frame_sse(src, recon, sse);
+  const int64_t luma = static_cast<int64_t>(src.crop_width) * src.crop_height;
+  const int64_t chroma = luma / 4;
+  double psnr[3];
+  for (int c = 0; c < 3; ++c) {
+    psnr[c] = psnr_from_sse(static_cast<double>(sse[c]), c ? chroma : luma);
+    psnr_sum_[c] += psnr[c];
+    sse_sum_[c] += static_cast<double>(sse[c]);
+  }
+  const double yuv = psnr_yuv(psnr[0], psnr[1], psnr[2]);
+  psnr_yuv_sum_ += yuv;
+  const double me_s = r.times.integer_me + r.times.subpel_me;
+  bits_[r.type == SliceType::I ? 0 : 1] += r.bits;
+  time_sum_ += time_s;
+  me_time_sum_ += me_s;
+  stages_ += r.times;
+  ++frames_;
+
+  // JM 19.0 ReportSimple: "%05d(%3s)%8d   %2d %7.3f %7.3f %7.3f %9d %7d    %3s"
+  const char* jm_type = r.idr ? "IDR" : (r.type == SliceType::I ? " I " : " P ");
+  char line[160];
+  std::snprintf(line, sizeof line, "%05lld(%3s)%8lld   %2d %7.3f %7.3f %7.3f %9d %7d    %3s\n",
+                static_cast<long long>(frame_in_file), jm_type, static_cast<long long>(r.bits), r.qp, psnr[0],
+                psnr[1], psnr[2], static_cast<int>(time_s * 1000.0), static_cast<int>(me_s * 1000.0), "FRM");
+  con_ << line;
+  con_.flush();
+
+  if (stats_) {
+    std::string j = "{\"frame\":" + std::to_string(frame_in_file) + ",\"coded\":" + std::to_string(frames_ - 1) +
+                    ",\"type\":\"" + type_name(r.type) + "\",\"idr\":" + (r.idr ? "true" : "false") +
+                    ",\"qp\":" + std::to_string(r.qp) + ",\"bits\":" + std::to_string(r.bits) +
+                    ",\"slices\":" + std::to_string(r.num_slices) + ",\"poc\":" + std::to_string(r.poc) +
+                    ",\"frame_num\":" + std::to_string(r.frame_num) + ",\"psnr_y\":" + jnum(psnr[0], 4) +
+                    ",\"psnr_u\":" + jnum(psnr[1], 4) + ",\"psnr_v\":" + jnum(psnr[2], 4) +
+                    ",\"psnr_yuv\":" + jnum(yuv, 4) + ",\"sse_y\":" + std::to_string(sse[0]) +
+                    ",\"sse_u\":" + std::to_string(sse[1]) + ",\"sse_v\":" + std::to_string(sse[2]) +
+                    ",\"time_s\":" + jnum(time_s, 6) + ",\"time_me_s\":" + jnum(me_s, 6) +
+                    ",\"time_integer_me_s\":" + jnum(r.times.integer_me, 6) +
+                    ",\"time_subpel_me_s\":" + jnum(r.times.subpel_me, 6) +
+                    ",\"time_mode_decision_s\":" + jnum(r.times.mode_decision, 6) +
+                    ",\"time_coding_s\":" + jnum(r.times.coding, 6) +
+                    ",\"time_deblocking_s\":" + jnum(r.times.deblocking, 6) +
+                    ",\"time_encoder_s\":" + jnum(r.times.total, 6) + ",\"mb_counts\":[";
+    for (int i = 0; i < 9; ++i) j += (i ? "," : "") + std::to_string(r.mb_counts[i]);
+    j += "]";
+    if (mbs) {
+      // Motion vector of each macroblock's first 4x4 block in quarter pel (P_Skip included); null for intra.
+      j += ",\"mb_mv\":[";
+      for (int i = 0; i < mb_count; ++i) {
+        if (i) j += ",";
+        if (mbs[i].is_intra())
+          j += "null";
+        else
+          j += "[" + std::to_string(mbs[i].mv[0].x) + "," + std::to_string(mbs[i].mv[0].y) + "]";
+      }
+      j += "]";
+    }
+    j += "}\n";
+    stats_->write(j);
+  }
+}
+
+double Report::kbps() const {
+  if (!frames_) return 0;
+  // JM 19.0: bit rate = total bits * output frame rate / frames, output rate = FrameRate / (FrameSkip + 1).
+  const double out_rate = p_.frame_rate / (p_.frame_skip + 1);
+  return static_cast<double>(total_bits()) * out_rate / frames_ / 1000.0;
+}
+
+void Report::finish(double total_time_s, const std::string& integer_me_path) {
+  const int n = frames_ ? frames_ : 1;
+  const int64_t luma = static_cast<int64_t>(p_.source_width) * p_.source_height;
+  const int64_t chroma = luma / 4;
+  double avg[3], csnr[3], mse[3];
+  for (int c = 0; c < 3; ++c) {
+    avg[c] = psnr_sum_[c] / n;
+    const double avg_sse = sse_sum_[c] / n;
+    csnr[c] = psnr_from_sse(avg_sse, c ? chroma : luma);
+    mse[c] = avg_sse / static_cast<double>(c ? chroma : luma);
+  }
+  const double avg_yuv = psnr_yuv_sum_ / n;
+  const double out_rate = p_.frame_rate / (p_.frame_skip + 1);
+
+  con_ << "-------------------------------------------------------------------------------\n";
+  con_ << "------------------ Average data all frames  -----------------------------------\n\n";
+  con_ << " Total encoding time for the seq.  : " << fmt("%7.3f", total_time_s) << " sec ("
+       << fmt("%3.2f", total_time_s > 0 ? frames_ / total_time_s : 0.0) << " fps)\n";
+  con_ << " Total ME time for sequence        : " << fmt("%7.3f", me_time_sum_) << " sec \n\n";
+  const char* names[3] = {"Y", "U", "V"};
+  for (int c = 0; c < 3; ++c) {
+    char b[160];
+    std::snprintf(b, sizeof b, " %s { PSNR (dB), cSNR (dB), MSE }   : { %7.3f, %7.3f, %9.5f }\n", names[c], avg[c],
+                  csnr[c], mse[c]);
+    con_ << b;
+  }
+  con_ << " YUV PSNR (4Y+U+V)/6 (dB)          : " << fmt("%7.3f", avg_yuv) << "\n\n";
+  con_ << " Total bits                        : " << total_bits() << " (I " << bits_[0] << ", P " << bits_[1]
+       << ", parameter sets included) \n";
+  con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
+  con_ << " Integer ME                        : " << integer_me_path << "\n";
+  con_ << "-------------------------------------------------------------------------------\n";
+  con_.flush();
+
+  if (stats_) {
+    std::string j = "{\"summary\":{\"frames\":" + std::to_string(frames_) +
+                    ",\"total_bits\":" + std::to_string(total_bits()) + ",\"bits_i\":" + std::to_string(bits_[0]) +
+                    ",\"bits_p\":" + std::to_string(bits_[1]) + ",\"kbps\":" + jnum(kbps(), 4) +
+                    ",\"frame_rate\":" + jnum(out_rate, 4) + ",\"psnr_y\":" + jnum(avg[0], 4) +
+                    ",\"psnr_u\":" + jnum(avg[1], 4) + ",\"psnr_v\":" + jnum(avg[2], 4) +
+                    ",\"psnr_yuv\":" + jnum(avg_yuv, 4) + ",\"csnr_y\":" + jnum(csnr[0], 4) +
+                    ",\"csnr_u\":" + jnum(csnr[1], 4) + ",\"csnr_v\":" + jnum(csnr[2], 4) +
+                    ",\"mse_y\":" + jnum(mse[0], 6) + ",\"mse_u\":" + jnum(mse[1], 6) +
+                    ",\"mse_v\":" + jnum(mse[2], 6) + ",\"time_s\":" + jnum(total_time_s, 6) +
+                    ",\"time_pictures_s\":" + jnum(time_sum_, 6) + ",\"time_me_s\":" + jnum(me_time_sum_, 6) +
+                    ",\"time_integer_me_s\":" + jnum(stages_.integer_me, 6) +
+                    ",\"time_subpel_me_s\":" + jnum(stages_.subpel_me, 6) +
+                    ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
+                    ",\"time_coding_s\":" + jnum(stages_.coding, 6) +
+                    ",\"time_deblocking_s\":" + jnum(stages_.deblocking, 6) +
+                    ",\"time_encoder_s\":" + jnum(stages_.total, 6) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
+                    ",\"qp_p\":" + std::to_string(p_.qp_p) +
+                    ",\"integer_me_path\":" + json_string(integer_me_path) +
+                    ",\"config\":{\"input\":" + json_string(p_.input_file) +
+                    ",\"width\":" + std::to_string(p_.source_width) +
+                    ",\"height\":" + std::to_string(p_.source_height) +
+                    ",\"frames\":" + std::to_string(p_.frames_to_encode) +
+                    ",\"start_frame\":" + std::to_string(p_.start_frame) +
+                    ",\"frame_skip\":" + std::to_string(p_.frame_skip) +
+                    ",\"source_frame_rate\":" + jnum(p_.frame_rate, 4) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
+                    ",\"qp_p\":" + std::to_string(p_.qp_p) + ",\"intra_period\":" + std::to_string(p_.intra_period) +
+                    ",\"idr_period\":" + std::to_string(p_.idr_period) +
+                    ",\"search_range\":" + std::to_string(p_.search_range) +
+                    ",\"num_ref_frames\":" + std::to_string(p_.num_ref_frames) +
+                    ",\"rd_optimization\":" + std::to_string(p_.rd_optimization) +
+                    ",\"slice_mode\":" + std::to_string(p_.slice_mode) +
+                    ",\"gpu_integer_me\":" + std::to_string(p_.gpu_integer_me) +
+                    ",\"gpu_top_k\":" + std::to_string(p_.gpu_top_k) +
+                    ",\"gpu_search_center\":" + std::to_string(p_.gpu_search_center) +
+                    ",\"integer_me_path\":" + json_string(integer_me_path) + "}}}\n";
+    stats_->write(j);
+  }
+}
+
+}  // namespace gme

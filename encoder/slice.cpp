@@ -1,0 +1,134 @@
+#include "encoder/slice.h"
+
+#include <chrono>
+
+#include "common/bitstream.h"
+#include "common/quant.h"
+#include "encoder/analyse_inter.h"
+#include "encoder/analyse_intra.h"
+#include "encoder/headers.h"
+#include "encoder/lambda.h"
+#include "encoder/macroblock.h"
+
+namespace gme {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Size in bytes of the slice NAL unit (header byte + RBSP, emulation prevention not counted) if it ended now.
+int64_t slice_bytes_if_ended(const BitWriter& bw, int skip_run) {
+  int64_t bits = bw.bits() + (skip_run > 0 ? ue_bits(static_cast<uint32_t>(skip_run)) : 0) + 1;  // + stop bit
+  return 1 + (bits + 7) / 8;
+}
+
+}  // namespace
+
+SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                             const std::vector<const Frame*>& refs, IntegerCandidateSource* source,
+                             std::vector<uint8_t>& out) {
+  SliceLoopStats st;
+  const EncoderParams& p = s.p;
+  const int total = s.mb_w * s.mb_h;
+  const bool p_slice = pp.type == SliceType::P;
+
+  MbContext c;
+  c.p = &p;
+  c.src = &src;
+  c.rec = &rec;
+  c.mbs = s.mbs.data();
+  c.mb_w = s.mb_w;
+  c.mb_h = s.mb_h;
+  c.p_slice = p_slice;
+  c.qp = pp.qp;
+  c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
+  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
+  c.lam = compute_lambdas(p, pp.type, pp.qp);
+  c.px = s.px;
+  c.num_ref_idx_active = pp.num_ref_idx_active;
+  c.refs = refs.empty() ? nullptr : refs.data();
+
+  InterContext ic;
+  ic.source = source;
+  ic.times = &st.times;
+  ic.msp.lambda_factor_fpel = c.lam.mf[0];
+  ic.msp.lambda_factor_hpel = c.lam.mf[1];
+  ic.msp.lambda_factor_qpel = c.lam.mf[2];
+  ic.msp.hpel_metric = p.me_distortion_hpel;
+  ic.msp.qpel_metric = p.me_distortion_qpel;
+  ic.msp.disable_subpel = p.disable_subpel_me;
+
+  int mb = 0;
+  int slice_id = 0;
+  while (mb < total) {
+    SliceHeader sh;
+    sh.first_mb = mb;
+    sh.is_p = p_slice;
+    sh.idr = pp.idr;
+    sh.frame_num = pp.frame_num;
+    sh.idr_pic_id = s.idr_count & 0xFFFF;
+    sh.poc_lsb = pp.poc & ((1 << s.seq.log2_max_poc_lsb) - 1);
+    sh.num_ref_idx_active = pp.num_ref_idx_active;
+    sh.qp = pp.qp;
+    sh.disable_deblocking_idc = pp.deblock.disable_idc;
+    sh.alpha_offset_div2 = pp.deblock.alpha_offset_div2;
+    sh.beta_offset_div2 = pp.deblock.beta_offset_div2;
+
+    BitWriter bw;
+    write_slice_header(bw, s.seq, sh);
+    c.slice_id = slice_id;
+    int skip_run = 0;
+    int count = 0;
+    while (mb < total) {
+      if (p.slice_mode == 1 && count >= p.slice_argument) break;
+      c.mb_x = mb % s.mb_w;
+      c.mb_y = mb / s.mb_w;
+      const BitWriter::Mark mark = bw.mark();
+      const int skip_before = skip_run;
+
+      c.skip_run = skip_run;
+      MbCoding coding;
+      if (p_slice) {
+        analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
+      } else {
+        auto t0 = Clock::now();
+        analyse_intra(c, coding);
+        st.times.mode_decision += seconds_since(t0);
+      }
+
+      auto t1 = Clock::now();
+      MbInfo& info = s.mbs[mb];
+      if (coding.type == MbType::PSkip) {
+        ++skip_run;
+        fill_mbinfo(c, coding, info);
+      } else {
+        if (p_slice) {
+          bw.ue(static_cast<uint32_t>(skip_run));
+          skip_run = 0;
+        }
+        write_macroblock(bw, c, coding, info);
+      }
+      st.times.coding += seconds_since(t1);
+
+      if (p.slice_mode == 2 && count > 0 && slice_bytes_if_ended(bw, skip_run) > p.slice_argument) {
+        // Undo: this macroblock starts the next slice (its neighbours change, so it is decided again there).
+        bw.rewind(mark);
+        skip_run = skip_before;
+        info = MbInfo();
+        break;
+      }
+      ++st.mb_counts[static_cast<int>(coding.type)];
+      ++mb;
+      ++count;
+    }
+    if (skip_run > 0) bw.ue(static_cast<uint32_t>(skip_run));
+    bw.rbsp_trailing_bits();
+    const size_t bytes = write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes());
+    st.bits += static_cast<int64_t>(bytes) * 8;
+    ++slice_id;
+  }
+  st.num_slices = slice_id;
+  return st;
+}
+
+}  // namespace gme

@@ -1,0 +1,32 @@
+// Chooses between the CUDA search and its twin (gpu_me.h).
+#include "gpu/gpu_me.h"
+
+#include <exception>
+
+#include "gpu/me_cuda.h"
+#include "gpu/me_twin.h"
+
+namespace gme {
+
+std::unique_ptr<PictureIntegerSearch> make_picture_search_twin() {
+  return std::make_unique<TwinPictureSearch>();
+}
+
+std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, std::string* why) {
+  std::string reason;
+  std::unique_ptr<GpuPictureSearch> gpu;
+  try {
+    gpu = create_cuda_search(device, &reason);
+  } catch (const std::exception& e) {  // create_cuda_search does not throw; a bad_alloc must not escape either
+    gpu.reset();
+    reason = e.what();
+  }
+  if (gpu) {
+    if (why) why->clear();
+    return gpu;
+  }
+  if (why) *why = reason.empty() ? "CUDA search unavailable" : reason;
+  return make_picture_search_twin();
+}
+
+}  // namespace gme

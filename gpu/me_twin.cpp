@@ -1,0 +1,160 @@
+// The plain C++ twin of the picture-level integer search: the reference the CUDA kernels are checked against, and
+// the path the encoder takes when no GPU is usable. Written for clarity; the GPU is the fast path.
+#include "gpu/me_twin.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+
+namespace gme {
+
+namespace {
+
+[[noreturn]] void bad_request(const std::string& what) {
+  throw std::invalid_argument("picture integer search: " + what);
+}
+
+void check_plane(const Plane* p, const char* what, int width, int height, int min_pad) {
+  if (!p) bad_request(std::string(what) + " plane is null");
+  if (p->width != width || p->height != height)
+    bad_request(std::string(what) + " plane is " + std::to_string(p->width) + "x" + std::to_string(p->height) +
+                ", expected " + std::to_string(width) + "x" + std::to_string(height));
+  if (p->pad < min_pad) bad_request(std::string(what) + " plane border " + std::to_string(p->pad) +
+                                    " is below " + std::to_string(min_pad));
+  size_t need = static_cast<size_t>(p->stride) * (height + 2 * p->pad);
+  if (p->stride < width + 2 * p->pad || p->storage.size() < need)
+    bad_request(std::string(what) + " plane storage is smaller than its stride and border say");
+}
+
+// The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock).
+void partition_sads(const uint32_t sad4[16], uint32_t out[kNumPartitions]) {
+  for (int p = 0; p < kNumPartitions; ++p) {
+    PartitionGeometry g = partition_geometry(p);
+    uint32_t s = 0;
+    for (int by = g.y; by < g.y + g.h; ++by)
+      for (int bx = g.x; bx < g.x + g.w; ++bx) s += sad4[by * 4 + bx];
+    out[p] = s;
+  }
+}
+
+struct Kept {
+  uint64_t key;
+  MV mv;
+  uint32_t sad;
+};
+
+}  // namespace
+
+void check_search_request(const PictureSearchRequest& req) {
+  if (req.mb_width <= 0 || req.mb_height <= 0) bad_request("empty picture");
+  const int width = req.mb_width * 16, height = req.mb_height * 16;
+  check_plane(req.cur, "current", width, height, 0);
+  // Origins are clamped to [-pad + 3, width + pad - 19] (frame.h); that equals edge replication only when a
+  // clamped 16x16 block still lies wholly in the border, i.e. pad >= 19.
+  for (size_t r = 0; r < req.refs.size(); ++r)
+    check_plane(req.refs[r], ("reference " + std::to_string(r)).c_str(), width, height, 19);
+  if (req.search_range < 1 || req.search_range > 128)
+    bad_request("SearchRange " + std::to_string(req.search_range) + " outside 1..128");
+  if (req.top_k < 1 || req.top_k > window_positions(req.search_range))
+    bad_request("top_k " + std::to_string(req.top_k) + " outside 1.." +
+                std::to_string(window_positions(req.search_range)));
+  if (req.lambda_factor < 0) bad_request("negative lambda_factor");
+  const size_t n = req.refs.size() * static_cast<size_t>(req.mb_width) * req.mb_height;
+  if (req.centre.size() != n || req.penalty_pred.size() != n)
+    bad_request("centre/penalty_pred need one entry per (ref, macroblock): " + std::to_string(n));
+  if (!req.ref_ids.empty() && req.ref_ids.size() != req.refs.size())
+    bad_request("ref_ids must be empty or have one id per reference");
+  const int reach = 4 * req.search_range;
+  for (size_t i = 0; i < n; ++i) {
+    const MV c = req.centre[i];
+    if ((c.x & 3) || (c.y & 3)) bad_request("window centre " + std::to_string(i) + " is not full-pel");
+    // Every window vector must be representable as an MV (int16 quarter-pel).
+    if (c.x - reach < -32768 || c.x + reach > 32767 || c.y - reach < -32768 || c.y + reach > 32767)
+      bad_request("window around centre " + std::to_string(i) + " leaves the motion vector range");
+  }
+}
+
+void spiral_offset(int s, int* dx, int* dy) {
+  // Ring l holds indices [(2l-1)^2, (2l+1)^2), so l = (floor(sqrt(s)) + 1) / 2.
+  int q = static_cast<int>(std::sqrt(static_cast<double>(s)));
+  while (q * q > s) --q;
+  while ((q + 1) * (q + 1) <= s) ++q;
+  const int l = (q + 1) / 2;
+  if (l == 0) { *dx = 0; *dy = 0; return; }
+  const int r = s - (2 * l - 1) * (2 * l - 1);
+  if (r < 2 * (2 * l - 1)) {  // rows y = -l / +l, x = -l+1 .. l-1
+    *dx = r / 2 - l + 1;
+    *dy = (r & 1) ? l : -l;
+  } else {                    // columns x = -l / +l, y = -l .. l
+    const int r2 = r - 2 * (2 * l - 1);
+    *dy = r2 / 2 - l;
+    *dx = (r2 & 1) ? l : -l;
+  }
+}
+
+void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
+  check_search_request(req);
+  const int num_refs = static_cast<int>(req.refs.size());
+  const int num_mbs = req.mb_width * req.mb_height;
+  const int k = req.top_k, range = req.search_range;
+  out.resize(num_refs, num_mbs, k);
+  const Plane& cur = *req.cur;
+  std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
+
+  for (int r = 0; r < num_refs; ++r) {
+    const Plane& ref = *req.refs[r];
+    const int x_lo = -ref.pad + 3, x_hi = ref.width + ref.pad - 19;
+    const int y_lo = -ref.pad + 3, y_hi = ref.height + ref.pad - 19;
+    for (int mb = 0; mb < num_mbs; ++mb) {
+      const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
+      const MV centre = req.centre[static_cast<size_t>(r) * num_mbs + mb];
+      const MV pred = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
+      for (Kept& e : kept) e.key = UINT64_MAX;
+      for (int dy = -range; dy <= range; ++dy) {
+        for (int dx = -range; dx <= range; ++dx) {
+          const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
+          // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
+          const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
+          uint32_t sad4[16];
+          for (int b = 0; b < 16; ++b) {
+            const int bx = (b & 3) * 4, by = (b >> 2) * 4;
+            uint32_t s = 0;
+            for (int y = 0; y < 4; ++y) {
+              const uint8_t* c = cur.at(mb_px + bx, mb_py + by + y);
+              const uint8_t* p = ref.at(ox + bx, oy + by + y);
+              for (int x = 0; x < 4; ++x) s += static_cast<uint32_t>(std::abs(c[x] - p[x]));
+            }
+            sad4[b] = s;
+          }
+          uint32_t sad[kNumPartitions];
+          partition_sads(sad4, sad);
+          // motion_cost() is (sad << 16) + lambda * bits(mv - pred); the mv term is the same for all partitions.
+          const uint64_t mv_cost = motion_cost(0, req.lambda_factor, mv, pred);
+          const int spiral = spiral_index(dx, dy);
+          for (int p = 0; p < kNumPartitions; ++p) {
+            const uint64_t cost = (static_cast<uint64_t>(sad[p]) << kLambdaBits) + mv_cost;
+            const uint64_t key = candidate_key(cost, spiral);
+            Kept* list = &kept[static_cast<size_t>(p) * k];
+            if (key >= list[k - 1].key) continue;
+            int i = k - 1;
+            for (; i > 0 && list[i - 1].key > key; --i) list[i] = list[i - 1];
+            list[i] = Kept{key, mv, sad[p]};
+          }
+        }
+      }
+      for (int p = 0; p < kNumPartitions; ++p) {
+        Candidate* dst = out.at(r, mb, p);
+        for (int i = 0; i < k; ++i) {
+          dst[i].mv = kept[static_cast<size_t>(p) * k + i].mv;
+          dst[i].sad = kept[static_cast<size_t>(p) * k + i].sad;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gme

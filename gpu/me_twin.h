@@ -1,0 +1,37 @@
+// The plain C++ twin of the GPU integer search, and the request checks and key arithmetic both sides share.
+#pragma once
+#include <cstdint>
+
+#include "encoder/me_interface.h"
+
+namespace gme {
+
+// Largest top_k the CUDA kernels keep in registers (GPUTopK allows 1..16); larger requests are answered by the twin.
+constexpr int kGpuMaxTopK = 16;
+
+// Throws std::invalid_argument with a one-line message if `req` breaks the contract (sizes, search range 1..128,
+// top_k within the window, centres on full-pel positions whose window stays inside the MV range, ...).
+void check_search_request(const PictureSearchRequest& req);
+
+// Window positions of a search range: (2 * range + 1)^2.
+inline int window_positions(int search_range) { return (2 * search_range + 1) * (2 * search_range + 1); }
+
+// Candidate order as one 64-bit key: cost in the high bits, the spiral index (< 2^17 for range <= 128) below, so
+// ordering keys orders by (cost, spiral). Costs stay below 2^38 (SAD < 2^16, lambda < 2^31, mv bits <= 70), so
+// the key never overflows. Equal keys cannot occur for distinct positions.
+constexpr int kSpiralBits = 17;
+inline uint64_t candidate_key(uint64_t cost, int spiral) {
+  return (cost << kSpiralBits) | static_cast<uint64_t>(spiral);
+}
+
+// Inverse of spiral_index() (me_interface.h): the offset (dx, dy) of spiral position s.
+void spiral_offset(int s, int* dx, int* dy);
+
+// The twin as a concrete class, so tests and the benchmark can call it directly.
+class TwinPictureSearch final : public PictureIntegerSearch {
+ public:
+  void search(const PictureSearchRequest& req, PictureCandidates& out) override;
+  const char* name() const override { return "cpu-twin"; }
+};
+
+}  // namespace gme

@@ -1,0 +1,406 @@
+// Bjontegaard deltas (encoder/bjontegaard.h) and the RD-point readers (encoder/rd_input.h).
+//
+// Expected values of the reference cases come from an independent implementation (numpy.polyfit/polyint for
+// VCEG-M33, scipy.interpolate.PchipInterpolator for PCHIP), produced by
+//     pip install numpy scipy bjontegaard && python3 tests/bdrate_reference.py
+// (numpy 2.4.6, scipy 1.17.1; the `bjontegaard` 2.x package, which its authors checked against the JCT-VC/JVET
+// Excel sheets, agreed to 1e-10 on every case). The degenerate cases have closed-form answers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "encoder/bjontegaard.h"
+#include "encoder/rd_input.h"
+#include "encoder/rd_json.h"
+
+namespace gme {
+namespace {
+
+struct RefCurves {
+  const char* name;
+  std::vector<double> ra, pa, rt, pt;
+};
+
+// Same data as CASES in tests/bdrate_reference.py.
+const RefCurves kCurves[] = {
+    {"x265_presets", {9487.76, 4593.60, 2486.44, 1358.24}, {40.037, 38.615, 36.845, 34.851},
+     {9787.80, 4469.00, 2451.52, 1356.24}, {40.121, 38.651, 36.970, 34.987}},
+    {"vga_qp_sweep", {2510.4, 1301.7, 690.2, 380.9}, {38.912, 36.104, 33.388, 30.871},
+     {2580.1, 1342.5, 713.8, 394.0}, {38.875, 36.050, 33.321, 30.802}},
+    {"six_vs_five", {120.0, 180.0, 260.0, 400.0, 610.0, 950.0}, {29.10, 30.65, 32.02, 33.71, 35.30, 36.95},
+     {150.0, 230.0, 350.0, 540.0, 830.0}, {29.80, 31.30, 32.95, 34.62, 36.20}},
+    {"partial_overlap", {100.0, 200.0, 400.0, 800.0}, {30.0, 33.2, 36.1, 38.7},
+     {300.0, 600.0, 1200.0, 2400.0}, {34.6, 37.5, 40.1, 42.2}},
+    {"unsorted_input", {686.76, 309.58, 157.11, 85.95}, {40.28, 37.18, 34.24, 31.42},
+     {893.34, 407.8, 204.93, 112.75}, {40.39, 37.21, 34.17, 31.24}},
+};
+
+struct RefResult {
+  const char* name;
+  BdMethod method;
+  double bd_rate, bd_psnr;
+};
+
+// Output of tests/bdrate_reference.py (see the header comment for the command).
+const RefResult kExpected[] = {
+    {"x265_presets", BdMethod::kPolynomial, -4.4204627062, 0.1204094191},
+    {"x265_presets", BdMethod::kPchip, -4.4174853506, 0.1196927854},
+    {"vga_qp_sweep", BdMethod::kPolynomial, 4.6359885596, -0.1941362423},
+    {"vga_qp_sweep", BdMethod::kPchip, 4.6380642753, -0.1941826316},
+    {"six_vs_five", BdMethod::kPolynomial, 6.3092949546, -0.2326350906},
+    {"six_vs_five", BdMethod::kPchip, 6.3886673191, -0.2348789405},
+    {"partial_overlap", BdMethod::kPolynomial, 5.7559310499, -0.2126818697},
+    {"partial_overlap", BdMethod::kPchip, 5.3336788814, -0.2066598756},
+    {"unsorted_input", BdMethod::kPolynomial, 31.3973740549, -1.1848979218},
+    {"unsorted_input", BdMethod::kPchip, 31.3798782024, -1.1834724046},
+};
+
+const RefCurves& curves(const std::string& name) {
+  for (const auto& c : kCurves)
+    if (name == c.name) return c;
+  throw std::runtime_error("no curves " + name);
+}
+
+BdCurve anchor_of(const RefCurves& c) { return {"anchor", c.ra, c.pa}; }
+BdCurve test_of(const RefCurves& c) { return {"test", c.rt, c.pt}; }
+
+TEST(Bjontegaard, MatchesNumpyAndScipyReference) {
+  for (const auto& e : kExpected) {
+    SCOPED_TRACE(std::string(e.name) + " " + bd_method_name(e.method));
+    const RefCurves& c = curves(e.name);
+    const BdResult r = bjontegaard(anchor_of(c), test_of(c), e.method);
+    EXPECT_NEAR(r.bd_rate_percent, e.bd_rate, 1e-7);
+    EXPECT_NEAR(r.bd_psnr_db, e.bd_psnr, 1e-8);
+  }
+}
+
+TEST(Bjontegaard, SwappingAnchorAndTestInvertsTheDeltas) {
+  // BD-PSNR is antisymmetric; BD-rate maps to 1/(1+r) - 1 because the log-rate difference changes sign.
+  for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
+    const RefCurves& c = curves("vga_qp_sweep");
+    const BdResult f = bjontegaard(anchor_of(c), test_of(c), m);
+    const BdResult b = bjontegaard(test_of(c), anchor_of(c), m);
+    EXPECT_NEAR(b.bd_psnr_db, -f.bd_psnr_db, 1e-12);
+    EXPECT_NEAR(1 + b.bd_rate_percent / 100, 1 / (1 + f.bd_rate_percent / 100), 1e-12);
+  }
+}
+
+TEST(Bjontegaard, OverlapIntervalIsTheCommonPart) {
+  const RefCurves& c = curves("partial_overlap");
+  const BdResult r = bjontegaard(anchor_of(c), test_of(c), BdMethod::kPolynomial);
+  EXPECT_NEAR(r.overlap_kbps_lo, 300.0, 1e-9);
+  EXPECT_NEAR(r.overlap_kbps_hi, 800.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.overlap_psnr_lo, 34.6);
+  EXPECT_DOUBLE_EQ(r.overlap_psnr_hi, 38.7);
+}
+
+TEST(Bjontegaard, IdenticalCurvesGiveZero) {
+  for (const auto& c : kCurves) {
+    for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
+      const BdResult r = bjontegaard(anchor_of(c), {"test", c.ra, c.pa}, m);
+      EXPECT_NEAR(r.bd_rate_percent, 0.0, 1e-10) << c.name;
+      EXPECT_NEAR(r.bd_psnr_db, 0.0, 1e-12) << c.name;
+    }
+  }
+}
+
+TEST(Bjontegaard, PureRateScalingGivesKMinusOne) {
+  // Test rates k * anchor rates at equal PSNR: log10 rates shift by log10 k, which both fits follow exactly.
+  const RefCurves& c = curves("six_vs_five");
+  for (double k : {0.5, 0.9, 1.0, 1.03, 1.25, 2.0}) {
+    BdCurve t{"test", c.ra, c.pa};
+    for (double& r : t.kbps) r *= k;
+    for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
+      const BdResult r = bjontegaard(anchor_of(c), t, m);
+      EXPECT_NEAR(r.bd_rate_percent, (k - 1) * 100, 1e-9) << "k=" << k;
+    }
+  }
+}
+
+TEST(Bjontegaard, PurePsnrShiftGivesD) {
+  const RefCurves& c = curves("x265_presets");
+  for (double d : {-0.5, -0.105, 0.0, 0.25}) {
+    BdCurve t{"test", c.ra, c.pa};
+    for (double& p : t.psnr) p += d;
+    for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
+      const BdResult r = bjontegaard(anchor_of(c), t, m);
+      EXPECT_NEAR(r.bd_psnr_db, d, 1e-10) << "d=" << d;
+      // Better quality at equal rate means fewer bits at equal quality.
+      if (d > 0) {
+        EXPECT_LT(r.bd_rate_percent, 0);
+      }
+      if (d < 0) {
+        EXPECT_GT(r.bd_rate_percent, 0);
+      }
+    }
+  }
+}
+
+TEST(Bjontegaard, PchipSlopesMatchScipy) {
+  // tests/bdrate_reference.py SLOPE_CASES (scipy PchipInterpolator(...).derivative() at the knots).
+  const std::vector<double> x1 = {0.0, 1.0, 2.0, 3.0, 4.5}, y1 = {0.0, 0.1, 5.0, 5.1, 5.2};
+  const std::vector<double> e1 = {0.0, 0.196, 0.196, 0.081081081081, 0.046666666667};
+  const std::vector<double> x2 = {1.0, 1.5, 3.0, 3.2, 6.0}, y2 = {2.0, 2.8, 3.1, 4.9, 5.0};
+  const std::vector<double> e2 = {1.95, 0.408510638298, 0.517474633596, 0.099729130756, 0.0};
+  const auto d1 = pchip_slopes(x1, y1), d2 = pchip_slopes(x2, y2);
+  for (size_t i = 0; i < e1.size(); i++) EXPECT_NEAR(d1[i], e1[i], 1e-11) << i;
+  for (size_t i = 0; i < e2.size(); i++) EXPECT_NEAR(d2[i], e2[i], 1e-11) << i;
+}
+
+TEST(Bjontegaard, PolyfitMatchesNumpy) {
+  const RefCurves& c = curves("six_vs_five");
+  std::vector<double> lx;
+  for (double r : c.ra) lx.push_back(std::log10(r));
+  const std::vector<double> p = polyfit3(lx, c.pa);
+  // numpy.polyfit(log10(rate), psnr, 3), highest power first.
+  const double np[4] = {-0.5693763641, 4.2219633091, -1.5827564377, 19.2608330909};
+  for (int k = 0; k < 4; k++) EXPECT_NEAR(p[3 - k], np[k], 1e-8) << k;
+}
+
+TEST(Bjontegaard, IntegralsOfExactCubicsAreExact) {
+  // Data on y = 2 - x + 0.5 x^2 + 0.25 x^3: the least-squares cubic is that polynomial.
+  std::vector<double> x = {-1, 0, 0.5, 1.5, 2, 3}, y;
+  for (double v : x) y.push_back(2 - v + 0.5 * v * v + 0.25 * v * v * v);
+  auto prim = [](double v) { return 2 * v - v * v / 2 + v * v * v / 6 + v * v * v * v / 16; };
+  EXPECT_NEAR(integrate_polyfit3(x, y, -0.5, 2.5), prim(2.5) - prim(-0.5), 1e-12);
+  // PCHIP reproduces straight lines exactly.
+  std::vector<double> ly;
+  for (double v : x) ly.push_back(3 * v + 1);
+  EXPECT_NEAR(integrate_pchip(x, ly, -0.25, 2.75), (1.5 * 2.75 * 2.75 + 2.75) - (1.5 * 0.0625 - 0.25), 1e-12);
+}
+
+std::string error_of(const BdCurve& a, const BdCurve& t) {
+  try {
+    bjontegaard(a, t, BdMethod::kPolynomial);
+  } catch (const BdError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BjontegaardErrors, TooFewPoints) {
+  const std::string e = error_of({"anchor", {100, 200, 400}, {30, 33, 36}}, {"test", {100, 200, 400, 800}, {30, 33, 36, 39}});
+  EXPECT_NE(e.find("anchor: 3 points, at least 4"), std::string::npos) << e;
+}
+
+TEST(BjontegaardErrors, NonMonotonicCurve) {
+  const std::string e =
+      error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, {"test", {100, 200, 400, 800}, {30, 34, 33.5, 39}});
+  EXPECT_NE(e.find("test: curve is not monotonic"), std::string::npos) << e;
+  EXPECT_NE(e.find("34.000 dB at 200.000 kbit/s"), std::string::npos) << e;
+  const std::string d =
+      error_of({"anchor", {100, 200, 200, 800}, {30, 33, 34, 39}}, {"test", {100, 200, 400, 800}, {30, 33, 36, 39}});
+  EXPECT_NE(d.find("same rate 200.000"), std::string::npos) << d;
+}
+
+TEST(BjontegaardErrors, BadRate) {
+  const std::string e =
+      error_of({"anchor", {100, 0, 400, 800}, {30, 33, 36, 39}}, {"test", {100, 200, 400, 800}, {30, 33, 36, 39}});
+  EXPECT_NE(e.find("anchor: point 2 has rate 0"), std::string::npos) << e;
+}
+
+TEST(BjontegaardErrors, NoOverlapSaysWhatOverlaps) {
+  // Disjoint in both.
+  std::string e =
+      error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, {"test", {1000, 2000, 4000, 8000}, {40, 41, 42, 43}});
+  EXPECT_NE(e.find("do not overlap in rate (anchor 100.000-800.000 kbit/s, test 1000.000-8000.000 kbit/s) nor in PSNR"),
+            std::string::npos) << e;
+  // Disjoint rates, overlapping PSNR.
+  e = error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, {"test", {1000, 2000, 4000, 8000}, {35, 37, 39, 41}});
+  EXPECT_NE(e.find("overlap only in PSNR, over 35.000-39.000 dB"), std::string::npos) << e;
+  // Disjoint PSNR, overlapping rates.
+  e = error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, {"test", {400, 800, 1600, 3200}, {40, 41, 42, 43}});
+  EXPECT_NE(e.find("overlap only in rate, over 400.000-800.000 kbit/s"), std::string::npos) << e;
+}
+
+TEST(Bjontegaard, CombinedPsnrIsEquation2) { EXPECT_DOUBLE_EQ(combined_psnr(36, 40, 42), (144.0 + 82.0) / 6.0); }
+
+// ---- Readers ----
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "bd_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(RdInput, CsvWithFiltersQuotesAndComments) {
+  const std::string p = write_temp("results.csv",
+                                   "# written by hand\n"
+                                   "sequence,run,qp,kbps,psnr_y,psnr_u,psnr_v,integer_me_path\n"
+                                   "foreman,unmodified,28,1000.5,38.1,41.0,42.0,cpu fast full search\n"
+                                   "foreman,gpu,28,1010.5,38.0,41.0,42.0,\"cpu twin: no device, fallback\"\n"
+                                   "akiyo,gpu,28,300,40,42,43,x\n");
+  const auto all = read_rd_points(p);
+  ASSERT_EQ(all.size(), 3u);
+  const auto gpu = read_rd_points(p + "#run=gpu,sequence=foreman");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(gpu[0].kbps, 1010.5);
+  EXPECT_EQ(gpu[0].qp, 28);
+  EXPECT_EQ(gpu[0].integer_me_path, "cpu twin: no device, fallback");
+  EXPECT_DOUBLE_EQ(gpu[0].psnr_yuv, combined_psnr(38.0, 41.0, 42.0));
+  EXPECT_EQ(read_rd_points(p + "#integer_me_path~twin").size(), 1u);
+  EXPECT_THROW(read_rd_points(p + "#run=none"), RdInputError);
+  try {
+    read_rd_points(p + "#colour=red");
+    FAIL();
+  } catch (const RdInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("filter column 'colour' not in the header"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RdInput, CsvErrorsNameFileAndLine) {
+  const std::string p = write_temp("bad.csv", "kbps,psnr_y\n100,30\n200,abc\n");
+  try {
+    read_rd_points(p);
+    FAIL();
+  } catch (const RdInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:3: column psnr_y is 'abc', expected a number"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_rd_points(write_temp("nohdr.csv", "rate,quality\n1,2\n")), RdInputError);
+  EXPECT_THROW(read_rd_points(::testing::TempDir() + "bd_does_not_exist.csv"), RdInputError);
+}
+
+TEST(RdInput, StatsFileSummaryIsTolerant) {
+  const std::string p = write_temp("qp32.jsonl",
+                                   "{\"frame\":0,\"type\":\"I\",\"qp\":32,\"bits\":40000,\"psnr_y\":36.1}\n"
+                                   "{\"frame\":1,\"type\":\"P\",\"qp\":32,\"bits\":9000,\"new_key\":[1,2,{\"a\":null}]}\n"
+                                   "\n"
+                                   "{\"summary\":{\"frames\":2,\"kbps\":735.0,\"psnr_y\":36.0,\"psnr_u\":40.0,"
+                                   "\"psnr_v\":41.0,\"psnr_yuv\":37.5,\"time_s\":1.5,\"time_me_s\":1.2,"
+                                   "\"integer_me_path\":\"cpu twin: no CUDA device found\",\"future\":true}}\n");
+  const auto pts = read_rd_points(p);
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_DOUBLE_EQ(pts[0].kbps, 735.0);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_yuv, 37.5);  // the file's own value is kept
+  EXPECT_DOUBLE_EQ(pts[0].time_me_s, 1.2);
+  EXPECT_EQ(pts[0].qp, 32);
+  EXPECT_EQ(pts[0].frames, 2);
+  EXPECT_EQ(pts[0].integer_me_path, "cpu twin: no CUDA device found");
+}
+
+TEST(RdInput, IncompleteStatsFileIsReportedNotRead) {
+  const std::string p = write_temp("cut.jsonl", "{\"frame\":0,\"type\":\"I\",\"qp\":28,\"bits\":4}\n{\"frame\":1,\"ty");
+  RdPoint pt;
+  std::string why;
+  EXPECT_FALSE(read_stats_summary(p, &pt, &why));
+  EXPECT_NE(why.find("cut.jsonl:2: not a JSON object"), std::string::npos) << why;
+  const std::string q = write_temp("nosum.jsonl", "{\"frame\":0,\"type\":\"I\",\"qp\":28,\"bits\":4}\n");
+  EXPECT_FALSE(read_stats_summary(q, &pt, &why));
+  EXPECT_NE(why.find("no summary line"), std::string::npos) << why;
+  EXPECT_THROW(read_rd_points(q), RdInputError);
+}
+
+TEST(RdInput, JmStatsDat) {
+  // Lines as JM 19.0 report_stats() prints them (lencod/src/report.c).
+  const std::string text =
+      " -------------------------------------------------------------- \n"
+      "  This file contains statistics for the last encoded sequence   \n"
+      " -------------------------------------------------------------- \n"
+      " Sequence                     : foreman_cif.yuv\n"
+      " No.of coded pictures         :   10\n"
+      " Total Bitrate(kb/s)          : 512.34\n"
+      "\n ---------------------|----------------|---------------|"
+      "\n     Item             |     Intra      |   All frames  |"
+      "\n ---------------------|----------------|---------------|"
+      "\n SNR Y(dB)            | 37.10          | 36.25         |"
+      "\n SNR U/V (dB)         | 40.00/41.00    | 39.50/40.75   |"
+      "\n ---------------------|----------------|---------------|\n"
+      "\n SNR Y(dB)            |      37.100    |     36.150    |     0.000    |\n";
+  ASSERT_EQ(detect_rd_format(text), RdFormat::kJmStats);
+  const auto pts = parse_rd_text(text, RdFormat::kJmStats, "stats.dat", {});
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_DOUBLE_EQ(pts[0].kbps, 512.34);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_y, 36.25);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_u, 39.50);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_v, 40.75);
+  EXPECT_EQ(pts[0].frames, 10);
+}
+
+TEST(RdInput, JmLogDatRowsAndFilters) {
+  // Header and rows as JM 19.0 report_log() prints them (rows generated with its printf formats).
+  const std::string text =
+      " ---------------- \n"
+      "|                          Encoder statistics. This file is generated during first encoding session, new "
+      "sessions will be appended |\n"
+      " ---------------- \n"
+      "|     ver     | Date  | Time  |               Sequence                 | #Img |P/MbInt| QPI| QPP| QPB| "
+      "Format  |Iperiod| #B | FMES | Hdmd | S.R |#Ref | Freq |Coding|RD-opt|Intra upd|8x8Tr| SNRY 1| SNRU 1| "
+      "SNRV 1| SNRY N| SNRU N| SNRV N|#Bitr I|#Bitr P|#Bitr B|#Bitr IPB|     Total Time   |      Me Time     |\n"
+      " ---------------- \n"
+      "| 19.0/     | 22-No | 10:31 |               sequences/foreman_cif.yuv|   10 |  0/0  | 28 | 28 | 30 | "
+      "352x288 |   12  |  0 |  FFS |  022 |  32 |  1  | 30.00| CAVLC|   0  |   OFF   |  0  | 39.500| 42.200| "
+      "43.000| 38.500| 41.200| 42.000| 360000| 840000|      0|  1200000|           5300   |           4100   |\n"
+      "| 19.0/     | 22-No | 10:31 |               sequences/foreman_cif.yuv|   10 |  0/0  | 32 | 32 | 34 | "
+      "352x288 |   12  |  0 |  FFS |  022 |  32 |  1  | 30.00| CAVLC|   0  |   OFF   |  0  | 36.700| 40.900| "
+      "41.800| 35.700| 39.900| 40.800| 192000| 448000|      0|   640000|           4800   |           3700   |\n";
+  ASSERT_EQ(detect_rd_format(text), RdFormat::kJmLog);
+  const auto pts = parse_rd_text(text, RdFormat::kJmLog, "log.dat", {});
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_DOUBLE_EQ(pts[0].kbps, 1200.0);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_y, 38.5);
+  EXPECT_DOUBLE_EQ(pts[0].psnr_v, 42.0);
+  EXPECT_DOUBLE_EQ(pts[0].time_s, 5.3);
+  EXPECT_DOUBLE_EQ(pts[0].time_me_s, 4.1);
+  EXPECT_EQ(pts[0].qp, 28);
+  EXPECT_EQ(pts[1].qp, 32);
+  const auto q32 = parse_rd_text(text, RdFormat::kJmLog, "log.dat", {{"QPP", "32", false}});
+  ASSERT_EQ(q32.size(), 1u);
+  EXPECT_DOUBLE_EQ(q32[0].kbps, 640.0);
+}
+
+TEST(RdInput, ConsoleLogGivesOnePointPerRun) {
+  const std::string run =
+      " Total encoding time for the seq.  :   2.500 sec (4.00 fps)\n"
+      " Total ME time for sequence        :   1.750 sec \n\n"
+      " Y { PSNR (dB), cSNR (dB), MSE }   : {  35.925,  35.916,  16.64337 }\n"
+      " U { PSNR (dB), cSNR (dB), MSE }   : {  39.500,  39.490,   7.30000 }\n"
+      " V { PSNR (dB), cSNR (dB), MSE }   : {  40.100,  40.090,   6.40000 }\n"
+      " Total bits                        : 123456 (I 50000, P 73456, NVB 200) \n"
+      " Bit rate (kbit/s)  @ 30.00 Hz     : 370.37\n";
+  const std::string text = run + run;
+  ASSERT_EQ(detect_rd_format(text), RdFormat::kConsoleLog);
+  const auto pts = parse_rd_text(text, RdFormat::kConsoleLog, "enc.log", {});
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_DOUBLE_EQ(pts[1].kbps, 370.37);
+  EXPECT_DOUBLE_EQ(pts[1].psnr_y, 35.925);
+  EXPECT_DOUBLE_EQ(pts[1].psnr_u, 39.5);
+  EXPECT_DOUBLE_EQ(pts[1].time_s, 2.5);
+  EXPECT_DOUBLE_EQ(pts[1].time_me_s, 1.75);
+}
+
+TEST(RdInput, ListFileCollectsStatsFiles) {
+  std::string list;
+  for (int qp : {28, 32, 36, 40}) {
+    const std::string name = "list_qp" + std::to_string(qp) + ".jsonl";
+    write_temp(name, "{\"summary\":{\"kbps\":" + std::to_string(4000 >> ((qp - 28) / 4)) +
+                         ",\"psnr_y\":" + std::to_string(70 - qp) + "}}\n");
+    list += "bd_" + name + "\n";
+  }
+  const std::string l = write_temp("curve.lst", "# one StatsFile per QP\n" + list);
+  const auto pts = read_rd_points("@" + l);
+  ASSERT_EQ(pts.size(), 4u);
+  EXPECT_DOUBLE_EQ(pts[3].kbps, 500);
+  EXPECT_DOUBLE_EQ(pts[3].psnr_y, 30);
+  EXPECT_TRUE(std::isnan(pts[3].psnr_yuv));  // no chroma, so no combined PSNR
+}
+
+TEST(RdJson, ParsesAndRejects) {
+  JsonValue v;
+  std::string err;
+  ASSERT_TRUE(parse_json("{\"a\": [1, -2.5e3, \"x\\\"y\\u00e9\"], \"b\": {\"c\": false}}", &v, &err)) << err;
+  EXPECT_DOUBLE_EQ(v.find("a")->array[1].number, -2500);
+  EXPECT_EQ(v.find("a")->array[2].string, "x\"y\xc3\xa9");
+  EXPECT_EQ(v.find("b")->find("c")->kind, JsonValue::Kind::kBool);
+  EXPECT_FALSE(parse_json("{\"a\": 1,}", &v, &err));
+  EXPECT_NE(err.find("expected a key string at column 9"), std::string::npos) << err;
+  EXPECT_FALSE(parse_json("{\"a\": 1} x", &v, &err));
+  EXPECT_FALSE(parse_json("{\"a\": \"unterminated", &v, &err));
+}
+
+}  // namespace
+}  // namespace gme

@@ -1,0 +1,135 @@
+// checkasm: every pixel variant this CPU runs (pixel_variants()) against the plain C++ reference, bit for bit,
+// on random and edge inputs, unaligned pointers and odd strides.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/pixel.h"
+
+namespace gme {
+namespace {
+
+enum class Fill { kRandom, kZero, k255, kAlternating, kExtremes };
+
+struct Buffers {
+  // Big enough for 16 rows at stride up to 67 plus offsets; a block starts at `offset` so pointers are unaligned.
+  std::vector<uint8_t> a, b;
+  Buffers() : a(16 * 80 + 64), b(16 * 80 + 64) {}
+  void fill(Fill fa, Fill fb, std::mt19937& rng) {
+    auto f = [&](std::vector<uint8_t>& v, Fill k, int phase) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        switch (k) {
+          case Fill::kRandom: v[i] = static_cast<uint8_t>(rng()); break;
+          case Fill::kZero: v[i] = 0; break;
+          case Fill::k255: v[i] = 255; break;
+          case Fill::kAlternating: v[i] = ((i + phase) & 1) ? 255 : 0; break;
+          case Fill::kExtremes: v[i] = (rng() & 1) ? 255 : 0; break;
+        }
+      }
+    };
+    f(a, fa, 0);
+    f(b, fb, 1);
+  }
+};
+
+const Fill kFills[] = {Fill::kRandom, Fill::kZero, Fill::k255, Fill::kAlternating, Fill::kExtremes};
+const int kStrides[] = {16, 17, 31, 33, 64, 67};
+
+std::vector<const PixelFuncs*> variants() {
+  const PixelFuncs* v[8];
+  int n = pixel_variants(v, 8);
+  return std::vector<const PixelFuncs*>(v, v + n);
+}
+
+TEST(Checkasm, ReferenceIsFirstAndSimdRegisteredOnX86) {
+  auto v = variants();
+  ASSERT_GE(v.size(), 1u);
+  EXPECT_EQ(v[0], &pixel_ref());
+#if defined(__x86_64__)
+  // SSE2 is part of x86-64: a missing SIMD variant would mean the dispatcher is broken, not the CPU.
+  ASSERT_GE(v.size(), 2u);
+  EXPECT_STREQ(v[1]->name, "sse2");
+  if (__builtin_cpu_supports("avx2")) {
+    ASSERT_GE(v.size(), 3u);
+    EXPECT_STREQ(v[2]->name, "avx2");
+  }
+#endif
+  EXPECT_EQ(&pixel_best(), v.back());
+}
+
+// Runs `check(funcs, a, as, b, bs)` for all variants against the reference on all fills/strides/offsets.
+template <typename Check>
+void for_all_inputs(Check check) {
+  std::mt19937 rng(1234);
+  Buffers buf;
+  for (Fill fa : kFills)
+    for (Fill fb : kFills)
+      for (int rep = 0; rep < 3; ++rep) {
+        buf.fill(fa, fb, rng);
+        for (int as : kStrides)
+          for (int bs : kStrides) {
+            const int oa = static_cast<int>(rng() % 16), ob = static_cast<int>(rng() % 16);
+            check(buf.a.data() + oa, as, buf.b.data() + ob, bs);
+          }
+      }
+}
+
+TEST(Checkasm, SadSatdSsdAllSizes) {
+  const auto v = variants();
+  const PixelFuncs& ref = pixel_ref();
+  int checked = 0;
+  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
+    for (int s = 0; s < kNumBlockSizes; ++s) {
+      const uint32_t sad = ref.sad[s](a, as, b, bs);
+      const uint32_t satd = ref.satd[s](a, as, b, bs);
+      const uint64_t ssd = ref.ssd[s](a, as, b, bs);
+      for (size_t k = 1; k < v.size(); ++k) {
+        ASSERT_EQ(v[k]->sad[s](a, as, b, bs), sad) << v[k]->name << " sad size " << s;
+        ASSERT_EQ(v[k]->satd[s](a, as, b, bs), satd) << v[k]->name << " satd size " << s;
+        ASSERT_EQ(v[k]->ssd[s](a, as, b, bs), ssd) << v[k]->name << " ssd size " << s;
+        ++checked;
+      }
+    }
+  });
+  if (v.size() > 1) {
+    EXPECT_GT(checked, 0);
+  }
+}
+
+TEST(Checkasm, Sad4x4x16) {
+  const auto v = variants();
+  const PixelFuncs& ref = pixel_ref();
+  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
+    uint32_t want[16], got[16];
+    ref.sad_4x4_x16(a, as, b, bs, want);
+    for (size_t k = 1; k < v.size(); ++k) {
+      std::memset(got, 0xAB, sizeof got);
+      v[k]->sad_4x4_x16(a, as, b, bs, got);
+      for (int i = 0; i < 16; ++i) ASSERT_EQ(got[i], want[i]) << v[k]->name << " block " << i;
+    }
+  });
+}
+
+// The reference itself on hand-checkable inputs, so a wrong reference cannot make all variants "agree".
+TEST(Checkasm, ReferenceKnownValues) {
+  const PixelFuncs& r = pixel_ref();
+  std::vector<uint8_t> z(16 * 16, 0), f(16 * 16, 255);
+  EXPECT_EQ(r.sad[kB16x16](z.data(), 16, f.data(), 16), 256u * 255u);
+  EXPECT_EQ(r.ssd[kB8x8](z.data(), 16, f.data(), 16), 64ull * 255 * 255);
+  // A constant difference d on a 4x4 has one Hadamard coefficient 16 d: SATD = (16 d + 1) >> 1 = 8 d.
+  EXPECT_EQ(r.satd[kB4x4](z.data(), 16, f.data(), 16), 8u * 255u);
+  EXPECT_EQ(r.satd[kB16x16](z.data(), 16, f.data(), 16), 16u * 8u * 255u);
+  // A single differing pixel (value 1): all 16 coefficients are +-1 -> (16 + 1) >> 1 = 8.
+  std::vector<uint8_t> one(16 * 16, 0);
+  one[5] = 1;
+  EXPECT_EQ(r.satd[kB4x4](z.data(), 16, one.data() + 4, 16), 8u);
+  uint32_t out[16];
+  r.sad_4x4_x16(z.data(), 16, one.data(), 16, out);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], i == 1 ? 1u : 0u);
+}
+
+}  // namespace
+}  // namespace gme

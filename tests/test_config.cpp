@@ -1,0 +1,458 @@
+// The JM-compatible configuration front end (encoder/config.h): precedence, syntax, every bad-input case, the
+// unsupported/ignored/unknown key kinds and the cross-key rules. Messages must name the file:line or key and value.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "encoder/config.h"
+#include "encoder/config_keys.h"
+#include "tests/conformance_util.h"
+
+namespace gme {
+namespace {
+
+using conf::TempDir;
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// Parses a command line given as words (argv[0] added).
+CommandLine parse(std::vector<std::string> words) {
+  std::vector<const char*> argv = {"lencod"};
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+// A parse that must fail; returns the message.
+std::string parse_error(std::vector<std::string> words) {
+  try {
+    parse(words);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ConfigError for the command line";
+  return "";
+}
+
+// Text config through the builder; returns the message of the expected error.
+std::string text_error(const std::string& text, const std::string& origin = "t.cfg") {
+  try {
+    ConfigBuilder b;
+    b.parse_text(text, origin);
+    b.finish(nullptr);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ConfigError for:\n" << text;
+  return "";
+}
+
+EncoderParams text_params(const std::string& text, std::vector<std::string>* warnings = nullptr) {
+  ConfigBuilder b;
+  b.parse_text(text, "t.cfg");
+  return b.finish(warnings);
+}
+
+const std::string kIn = "InputFile = \"in.yuv\"\n";
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Config, DefaultsAreJm19WhereSupported) {
+  const EncoderParams p = text_params(kIn);
+  EXPECT_EQ(p.input_file, "in.yuv");
+  EXPECT_EQ(p.qp_i, 24);  // JM 19.0 Map defaults
+  EXPECT_EQ(p.qp_p, 24);
+  EXPECT_EQ(p.search_range, 16);
+  EXPECT_EQ(p.source_width, 176);
+  EXPECT_EQ(p.source_height, 144);
+  EXPECT_EQ(p.frames_to_encode, 1);
+  EXPECT_EQ(p.level_idc, 21);
+  EXPECT_EQ(p.me_distortion_hpel, 0);
+  EXPECT_EQ(p.me_distortion_qpel, 2);
+  EXPECT_EQ(p.md_distortion, 2);
+  EXPECT_EQ(p.profile_idc, 66);  // JM's 88 (extended) is not supported; documented difference
+  EXPECT_DOUBLE_EQ(p.frame_rate, 30.0);
+  EXPECT_EQ(p.output_file, "test.264");
+  EXPECT_TRUE(p.p_slice_skip);
+  for (int i = 1; i <= 7; ++i) EXPECT_TRUE(p.p_search[i]) << i;
+  EXPECT_EQ(p.gpu_integer_me, 0);
+  EXPECT_EQ(p.gpu_top_k, 4);
+}
+
+TEST(Config, PrecedenceDefaultFileThenEachFileThenEachP) {
+  TempDir d("cfg_prec");
+  write_text(d.file("base.cfg"), kIn + "QPISlice = 30\nQPPSlice = 30\nSearchRange = 8\nIntraPeriod = 5\n");
+  write_text(d.file("b.cfg"), "QPISlice = 31\nIntraPeriod = 6\n");
+  write_text(d.file("c.cfg"), "QPISlice = 32\nSearchRange = 9\n");
+  const CommandLine cl = parse({"-d", d.file("base.cfg"), "-f", d.file("b.cfg"), "-f", d.file("c.cfg"), "-p",
+                                "QPISlice=33", "-p", "SearchRange=10", "-p", "SearchRange=11"});
+  EXPECT_EQ(cl.params.qp_i, 33);           // -p beats every file
+  EXPECT_EQ(cl.params.qp_p, 30);           // only the default file set it
+  EXPECT_EQ(cl.params.search_range, 11);   // the last -p wins
+  EXPECT_EQ(cl.params.intra_period, 6);    // the later -f beats the default file
+  ASSERT_EQ(cl.sources.size(), 6u);
+  EXPECT_EQ(cl.sources[0], d.file("base.cfg"));
+  EXPECT_EQ(cl.sources[2], d.file("c.cfg"));
+  // Files apply in command-line order.
+  const CommandLine swapped = parse({"-d", d.file("base.cfg"), "-f", d.file("c.cfg"), "-f", d.file("b.cfg")});
+  EXPECT_EQ(swapped.params.qp_i, 31);
+  EXPECT_EQ(swapped.params.search_range, 9);
+}
+
+TEST(Config, PCollectsEveryFollowingArgumentLikeJm) {
+  const CommandLine cl = parse({"-p", "InputFile=x.yuv", "QPISlice=20", "QPPSlice = 21", "-p", "SearchRange=5"});
+  EXPECT_EQ(cl.params.input_file, "x.yuv");
+  EXPECT_EQ(cl.params.qp_i, 20);
+  EXPECT_EQ(cl.params.qp_p, 21);
+  EXPECT_EQ(cl.params.search_range, 5);
+}
+
+TEST(Config, PWordsAreJoinedLikeJm) {
+  // JM concatenates the words after -p, so a setting may be split over several words.
+  const CommandLine cl = parse({"-p", "InputFile=my clip.yuv", "-p", "QPISlice", "=", "22", "QPPSlice=", "23", "-p",
+                                "OutputFile=\"o.264\"", "ReconFile=\"\""});
+  EXPECT_EQ(cl.params.input_file, "my clip.yuv");
+  EXPECT_EQ(cl.params.qp_i, 22);
+  EXPECT_EQ(cl.params.qp_p, 23);
+  EXPECT_EQ(cl.params.output_file, "o.264");
+  EXPECT_EQ(cl.params.recon_file, "");
+  const std::string m = parse_error({"-p", "InputFile=a.yuv", "QPISlice"});
+  EXPECT_TRUE(contains(m, "'QPISlice'")) << m;
+}
+
+TEST(Config, DefaultFileMustComeFirst) {
+  TempDir d("cfg_dfirst");
+  write_text(d.file("a.cfg"), kIn);
+  const std::string m = parse_error({"-f", d.file("a.cfg"), "-d", d.file("a.cfg")});
+  EXPECT_TRUE(contains(m, "-d")) << m;
+  EXPECT_TRUE(contains(m, "first")) << m;
+}
+
+TEST(Config, EncoderCfgInWorkingDirectoryIsTheDefaultFile) {
+  TempDir d("cfg_enccfg");
+  write_text(d.file("encoder.cfg"), kIn + "QPISlice = 40\n");
+  write_text(d.file("other.cfg"), kIn + "QPISlice = 41\n");
+  char old[4096];
+  ASSERT_NE(getcwd(old, sizeof old), nullptr);
+  ASSERT_EQ(chdir(d.path().c_str()), 0);
+  CommandLine implicit, explicit_d;
+  std::string err;
+  try {
+    implicit = parse({});
+    explicit_d = parse({"-d", "other.cfg"});
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  ASSERT_EQ(chdir(old), 0);
+  ASSERT_EQ(err, "");
+  EXPECT_EQ(implicit.params.qp_i, 40);
+  ASSERT_EQ(implicit.sources.size(), 1u);
+  EXPECT_EQ(implicit.sources[0], "encoder.cfg");
+  EXPECT_EQ(explicit_d.params.qp_i, 41);  // -d replaces encoder.cfg
+}
+
+TEST(Config, SyntaxCommentsQuotesWhitespaceAndCrLf) {
+  const std::string text =
+      "# full-line comment\n"
+      "\n"
+      "   \t  \n"
+      "InputFile = \"my clip #1.yuv\"   # quoted value keeps blanks and '#'\n"
+      "OutputFile=out.264\n"
+      "QPISlice\t=\t30# comment right after the value\r\n"
+      "ReconFile = \"\"\n"
+      "FrameRate = 29.97\n"
+      "ChromaQPOffset = -2\n";
+  const EncoderParams p = text_params(text);
+  EXPECT_EQ(p.input_file, "my clip #1.yuv");
+  EXPECT_EQ(p.output_file, "out.264");
+  EXPECT_EQ(p.qp_i, 30);
+  EXPECT_EQ(p.recon_file, "");
+  EXPECT_DOUBLE_EQ(p.frame_rate, 29.97);
+  EXPECT_EQ(p.chroma_qp_offset, -2);
+}
+
+TEST(Config, KeysMatchWithoutCaseLikeJm19) {
+  // JM 19.0's ParameterNameToMapIndex uses strcasecmp.
+  const EncoderParams p = text_params(kIn + "searchrange = 20\nQPISLICE = 31\n");
+  EXPECT_EQ(p.search_range, 20);
+  EXPECT_EQ(p.qp_i, 31);
+}
+
+TEST(Config, MalformedLineNamesFileAndLine) {
+  std::string m = text_error(kIn + "# ok\nQPISlice 28\n", "dir/x.cfg");
+  EXPECT_TRUE(contains(m, "dir/x.cfg:3")) << m;
+  EXPECT_TRUE(contains(m, "QPISlice 28")) << m;
+  EXPECT_TRUE(contains(m, "Key = Value")) << m;
+  m = text_error("InputFile = \"unterminated\n", "y.cfg");
+  EXPECT_TRUE(contains(m, "y.cfg:1")) << m;
+  EXPECT_TRUE(contains(m, "quoted")) << m;
+  m = text_error(kIn + "QPISlice =\n");
+  EXPECT_TRUE(contains(m, "t.cfg:2")) << m;
+  m = text_error(kIn + "QPISlice = 28 29\n");
+  EXPECT_TRUE(contains(m, "t.cfg:2")) << m;
+  m = text_error(kIn + "= 28\n");
+  EXPECT_TRUE(contains(m, "t.cfg:2")) << m;
+}
+
+TEST(Config, NonNumericValueNamesKeyValueAndOrigin) {
+  std::string m = text_error(kIn + "QPISlice = abc\n");
+  EXPECT_TRUE(contains(m, "QPISlice")) << m;
+  EXPECT_TRUE(contains(m, "abc")) << m;
+  EXPECT_TRUE(contains(m, "t.cfg:2")) << m;
+  EXPECT_TRUE(contains(m, "integer")) << m;
+  m = text_error(kIn + "FrameRate = fast\n");
+  EXPECT_TRUE(contains(m, "FrameRate")) << m;
+  EXPECT_TRUE(contains(m, "number")) << m;
+  m = text_error(kIn + "SearchRange = 16.5\n");
+  EXPECT_TRUE(contains(m, "SearchRange")) << m;
+}
+
+TEST(Config, MissingConfigFileIsAnError) {
+  std::string m = parse_error({"-f", "/nonexistent/dir/none.cfg"});
+  EXPECT_TRUE(contains(m, "/nonexistent/dir/none.cfg")) << m;
+  EXPECT_TRUE(contains(m, "-f")) << m;
+  m = parse_error({"-d", "/nonexistent/default.cfg"});
+  EXPECT_TRUE(contains(m, "/nonexistent/default.cfg")) << m;
+  m = parse_error({"-f"});
+  EXPECT_TRUE(contains(m, "-f")) << m;
+  m = parse_error({"-p"});
+  EXPECT_TRUE(contains(m, "-p")) << m;
+  m = parse_error({"-x"});
+  EXPECT_TRUE(contains(m, "'-x'")) << m;
+  m = parse_error({"-p", "QPISlice"});
+  EXPECT_TRUE(contains(m, "QPISlice")) << m;
+}
+
+TEST(Config, HelpNeedsNoFile) {
+  const CommandLine cl = parse({"-f", "/nonexistent.cfg", "-h"});
+  EXPECT_TRUE(cl.help);
+  std::ostringstream o;
+  print_help(o);
+  for (const KeyDef& k : supported_keys()) EXPECT_TRUE(contains(o.str(), k.name)) << k.name;
+  EXPECT_TRUE(contains(o.str(), "[0, 51]"));
+  EXPECT_TRUE(contains(o.str(), "-d"));
+}
+
+struct BadValue {
+  const char* setting;
+  const char* key;     // must appear in the message
+  const char* expect;  // must appear too (value or range)
+};
+
+TEST(Config, OutOfRangeValuesNameKeyValueAndRange) {
+  const BadValue cases[] = {
+      {"QPISlice = 52", "QPISlice", "[0, 51]"},
+      {"QPPSlice = -1", "QPPSlice", "[0, 51]"},
+      {"SourceWidth = -16", "SourceWidth", "-16"},
+      {"SourceHeight = 0", "SourceHeight", "0"},
+      {"SourceWidth = 175", "SourceWidth", "even"},
+      {"SourceHeight = 99", "SourceHeight", "even"},
+      {"FrameRate = 0", "FrameRate", "(0, 480]"},
+      {"FrameRate = -5", "FrameRate", "-5"},
+      {"SearchRange = 0", "SearchRange", "[1, 128]"},
+      {"SearchRange = 1000", "SearchRange", "1000"},
+      {"NumberReferenceFrames = 17", "NumberReferenceFrames", "[1, 16]"},
+      {"NumberReferenceFrames = 0", "NumberReferenceFrames", "[1, 16]"},
+      {"FramesToBeEncoded = 0", "FramesToBeEncoded", "0"},
+      {"FramesToBeEncoded = -2", "FramesToBeEncoded", "-2"},
+      {"GPUIntegerME = 2", "GPUIntegerME", "[0, 1]"},
+      {"GPUTopK = 0", "GPUTopK", "[1, 16]"},
+      {"GPUTopK = 17", "GPUTopK", "[1, 16]"},
+      {"GPUSearchCenter = 2", "GPUSearchCenter", "[0, 1]"},
+      {"DFAlphaRefPSlice = 7", "DFAlphaRefPSlice", "[-6, 6]"},
+      {"DFDisableRefISlice = 3", "DFDisableRefISlice", "[0, 2]"},
+      {"ChromaQPOffset = 13", "ChromaQPOffset", "[-12, 12]"},
+      {"LevelIDC = 23", "LevelIDC", "23"},
+      {"StartFrame = -1", "StartFrame", "-1"},
+      {"PList0References = 2", "PList0References", "NumberReferenceFrames"},
+      {"Log2MaxFNumMinus4 = 13", "Log2MaxFNumMinus4", "[-1, 12]"},
+  };
+  for (const BadValue& c : cases) {
+    const std::string m = text_error(kIn + c.setting + "\n");
+    EXPECT_TRUE(contains(m, c.key)) << c.setting << " -> " << m;
+    EXPECT_TRUE(contains(m, c.expect)) << c.setting << " -> " << m;
+    EXPECT_TRUE(contains(m, "t.cfg:2")) << c.setting << " -> " << m;
+  }
+}
+
+TEST(Config, RangeErrorFromPNamesTheArgument) {
+  const std::string m = parse_error({"-p", "InputFile=a.yuv", "-p", "QPPSlice=99"});
+  EXPECT_TRUE(contains(m, "-p 'QPPSlice=99'")) << m;
+}
+
+TEST(Config, UnsupportedJmToolsAreErrorsUnlessOff) {
+  const BadValue cases[] = {
+      {"SymbolMode = 1", "SymbolMode", "CABAC"},
+      {"NumberBFrames = 2", "NumberBFrames", "B pictures"},
+      {"PicInterlace = 1", "PicInterlace", "= 0"},
+      {"MbInterlace = 2", "MbInterlace", "= 0"},
+      {"ProfileIDC = 77", "ProfileIDC", "66"},
+      {"ProfileIDC = 100", "ProfileIDC", "66"},
+      {"YUVFormat = 3", "YUVFormat", "4:2:0"},
+      {"SourceBitDepthLuma = 10", "SourceBitDepthLuma", "= 8"},
+      {"SourceBitDepthChroma = 10", "SourceBitDepthChroma", "= 8"},
+      {"Transform8x8Mode = 1", "Transform8x8Mode", "8x8"},
+      {"WeightedPrediction = 1", "WeightedPrediction", "= 0"},
+      {"RateControlEnable = 1", "RateControlEnable", "rate control"},
+      {"AdaptiveRounding = 1", "AdaptiveRounding", "= 0"},
+      {"SearchMode = 1", "SearchMode", "UMHexagonS"},
+      {"SearchMode = 3", "SearchMode", "EPZS"},
+      {"RDOptimization = 2", "RDOptimization", "0, 1"},
+      {"SliceMode = 3", "SliceMode", "0, 1, 2"},
+      {"PicOrderCntType = 1", "PicOrderCntType", "0, 2"},
+      {"MEDistortionFPel = 1", "MEDistortionFPel", "SSE"},
+      {"MEDistortionHPel = 1", "MEDistortionHPel", "0, 2"},
+      {"UseRDOQuant = 1", "UseRDOQuant", "= 0"},
+      {"WeightY = 2", "WeightY", "= 1"},
+      {"FastCrIntraDecision = 1", "FastCrIntraDecision", "= 0"},
+      {"AdaptiveIntraPeriod = 1\nIDRPeriod = 4\nResendSPS = 2", "AdaptiveIntraPeriod", "IDRPeriod = 4"},
+  };
+  for (const BadValue& c : cases) {
+    const std::string m = text_error(kIn + c.setting + "\n");
+    EXPECT_TRUE(contains(m, c.key)) << c.setting << " -> " << m;
+    EXPECT_TRUE(contains(m, c.expect)) << c.setting << " -> " << m;
+    EXPECT_TRUE(contains(m, "not supported")) << c.setting << " -> " << m;
+  }
+  // The "off" values are accepted silently.
+  std::vector<std::string> w;
+  const EncoderParams p = text_params(kIn +
+                                          "SymbolMode = 0\nNumberBFrames = 0\nPicInterlace = 0\nMbInterlace = 0\n"
+                                          "YUVFormat = 1\nSourceBitDepthLuma = 8\nTransform8x8Mode = 0\n"
+                                          "WeightedPrediction = 0\nRateControlEnable = 0\nProfileIDC = 66\n"
+                                          "SearchMode = -1\nRestrictSearchRange = 2\nSEIFPAType = -1\n"
+                                          "WeightY = 1.0\nAdaptiveIntraPeriod = 1\n",
+                                      &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(p.search_mode, -1);
+}
+
+TEST(Config, KeysWithoutEffectAreAcceptedSilently) {
+  std::vector<std::string> w;
+  const EncoderParams p = text_params(kIn +
+                                          "QPBSlice = 30\nBSliceSearch8x8 = 0\nVUI_video_format = 5\n"
+                                          "TraceFile = \"trace_enc.txt\"\nVerbose = 1\nEPZSPattern = 2\n"
+                                          "RCMaxQPPSlice = 44\nDFDisableNRefPSlice = 1\nChromaMCBuffer = 1\n",
+                                      &w);
+  EXPECT_TRUE(w.empty()) << w[0];
+  EXPECT_EQ(p.df_disable_idc[1], 0);  // the NRef key does not touch the reference-picture setting
+}
+
+TEST(Config, UnknownKeysGiveOneWarningNamingThemAll) {
+  std::vector<std::string> w;
+  const EncoderParams p = text_params(kIn + "FooBar = 1\nQPISlice = 30\nBazQux = \"x\"\n", &w);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(contains(w[0], "FooBar (t.cfg:2)")) << w[0];
+  EXPECT_TRUE(contains(w[0], "BazQux (t.cfg:4)")) << w[0];
+  EXPECT_EQ(p.qp_i, 30);
+  // Through the command line too.
+  const CommandLine cl = parse({"-p", "InputFile=a.yuv", "-p", "NoSuchKey=3"});
+  ASSERT_EQ(cl.warnings.size(), 1u);
+  EXPECT_TRUE(contains(cl.warnings[0], "NoSuchKey")) << cl.warnings[0];
+}
+
+TEST(Config, NoMacroblockTypeLeftForPSlicesIsAnError) {
+  const std::string all_off =
+      "PSliceSkip = 0\nPSliceSearch16x16 = 0\nPSliceSearch16x8 = 0\nPSliceSearch8x16 = 0\nPSliceSearch8x8 = 0\n"
+      "PSliceSearch8x4 = 0\nPSliceSearch4x8 = 0\nPSliceSearch4x4 = 0\n";
+  const std::string m = text_error(kIn + all_off + "DisableIntraInInter = 1\n");
+  EXPECT_TRUE(contains(m, "PSliceSkip")) << m;
+  EXPECT_TRUE(contains(m, "PSliceSearch16x16")) << m;
+  EXPECT_TRUE(contains(m, "DisableIntraInInter")) << m;
+  // With intra allowed in P slices (or one inter mode on) it is a valid, if odd, configuration.
+  EXPECT_NO_THROW(text_params(kIn + all_off));
+  EXPECT_NO_THROW(text_params(kIn + all_off + "DisableIntraInInter = 1\nPSliceSearch8x4 = 1\n"));
+  // JM 19.0: at least one intra mode.
+  const std::string m2 = text_error(kIn + "DisableIntra4x4 = 1\nDisableIntra16x16 = 1\n");
+  EXPECT_TRUE(contains(m2, "intra")) << m2;
+  EXPECT_NO_THROW(text_params(kIn + "DisableIntra4x4 = 1\nDisableIntra16x16 = 1\nEnableIPCM = 1\n"));
+}
+
+TEST(Config, ChromaOffsetsBaselineHasOne) {
+  std::string m = text_error(kIn + "CbQPOffset = 1\nCrQPOffset = 2\n");
+  EXPECT_TRUE(contains(m, "CbQPOffset")) << m;
+  EXPECT_TRUE(contains(m, "CrQPOffset")) << m;
+  m = text_error(kIn + "CbQPOffset = 2\nCrQPOffset = 2\n");
+  EXPECT_TRUE(contains(m, "ChromaQPOffset")) << m;
+  const EncoderParams p = text_params(kIn + "ChromaQPOffset = 2\nCbQPOffset = 2\nCrQPOffset = 2\n");
+  EXPECT_EQ(p.chroma_qp_offset, 2);
+}
+
+TEST(Config, Jm19MetricRuleForLowComplexityModeDecision) {
+  std::string m = text_error(kIn + "MEDistortionQPel = 0\n");
+  EXPECT_TRUE(contains(m, "MEDistortionQPel")) << m;
+  EXPECT_TRUE(contains(m, "MDDistortion")) << m;
+  EXPECT_NO_THROW(text_params(kIn + "MEDistortionQPel = 0\nRDOptimization = 1\n"));
+  EXPECT_NO_THROW(text_params(kIn + "MEDistortionQPel = 0\nMDDistortion = 0\n"));
+  m = text_error(kIn + "DisableSubpelME = 1\n");  // FPel SAD vs MD SATD
+  EXPECT_TRUE(contains(m, "MEDistortionFPel")) << m;
+}
+
+TEST(Config, MissingInputFileAndOtherCrossChecks) {
+  std::string m = text_error("QPISlice = 28\n");
+  EXPECT_TRUE(contains(m, "InputFile")) << m;
+  m = text_error(kIn + "OutputFile = \"\"\n");
+  EXPECT_TRUE(contains(m, "OutputFile")) << m;
+  m = text_error(kIn + "IDRPeriod = 10\n");
+  EXPECT_TRUE(contains(m, "ResendSPS")) << m;
+  EXPECT_NO_THROW(text_params(kIn + "IDRPeriod = 10\nResendSPS = 2\n"));
+  m = text_error(kIn + "NumberReferenceFrames = 16\n");  // log2_max_frame_num_minus4 = 0 (JM rule)
+  EXPECT_TRUE(contains(m, "Log2MaxFNumMinus4")) << m;
+}
+
+TEST(Config, AutomaticLog2SizesFollowJm) {
+  EncoderParams p = text_params(kIn + "FramesToBeEncoded = 100\nLog2MaxFNumMinus4 = -1\nLog2MaxPOCLsbMinus4 = -1\n");
+  EXPECT_EQ(p.log2_max_frame_num_minus4, 3);  // CeilLog2(100) - 4
+  EXPECT_EQ(p.log2_max_poc_lsb_minus4, 4);    // CeilLog2(200) - 4
+  p = text_params(kIn + "FramesToBeEncoded = 3\nLog2MaxFNumMinus4 = -1\nLog2MaxPOCLsbMinus4 = -1\n");
+  EXPECT_EQ(p.log2_max_frame_num_minus4, 0);
+  EXPECT_EQ(p.log2_max_poc_lsb_minus4, 0);
+  // FramesToBeEncoded = -1 leaves them for the driver, which knows the input length.
+  p = text_params(kIn + "FramesToBeEncoded = -1\nLog2MaxFNumMinus4 = -1\n");
+  EXPECT_EQ(p.frames_to_encode, -1);
+  EXPECT_EQ(p.log2_max_frame_num_minus4, -1);
+  resolve_frame_count(p, 300);
+  EXPECT_EQ(p.frames_to_encode, 300);
+  EXPECT_EQ(p.log2_max_frame_num_minus4, 5);  // CeilLog2(300) = 9
+}
+
+TEST(Config, Y4mInputTakesSizeFromItsHeader) {
+  // Odd or zero sizes in the configuration do not matter for .y4m input: the reader replaces them.
+  EXPECT_NO_THROW(text_params("InputFile = clip.y4m\nSourceWidth = 0\nSourceHeight = 0\n"));
+  EXPECT_NO_THROW(text_params("InputFile = clip.y4m\nSourceWidth = 175\n"));
+}
+
+TEST(Config, ProjectBaselineCfgHasThePaperSettings) {
+  // Tests run from the repository root.
+  std::vector<std::string> w;
+  ConfigBuilder b;
+  b.parse_file("cfg/encoder_baseline.cfg", "-d");
+  const EncoderParams p = b.finish(&w);
+  EXPECT_TRUE(w.empty()) << w[0];
+  EXPECT_EQ(p.profile_idc, 66);
+  EXPECT_EQ(p.num_ref_frames, 1);
+  EXPECT_EQ(p.rd_optimization, 0);
+  EXPECT_EQ(p.intra_period, 12);
+  EXPECT_EQ(p.search_range, 32);
+  EXPECT_EQ(p.qp_i, 28);
+  EXPECT_EQ(p.qp_p, 28);
+  EXPECT_EQ(p.source_width, 640);
+  EXPECT_EQ(p.source_height, 480);
+  EXPECT_EQ(p.input_file, "sequences/synthetic_640x480.yuv");
+  EXPECT_EQ(p.gpu_integer_me, 0);
+  // params.h: EncoderParams' own defaults are this file's values.
+  const EncoderParams d;
+  EXPECT_EQ(p.me_distortion_hpel, d.me_distortion_hpel);
+  EXPECT_EQ(p.log2_max_poc_lsb_minus4, d.log2_max_poc_lsb_minus4);
+  EXPECT_EQ(p.level_idc, d.level_idc);
+  EXPECT_EQ(p.enable_ipcm, d.enable_ipcm);
+  EXPECT_EQ(p.gpu_top_k, d.gpu_top_k);
+}
+
+}  // namespace
+}  // namespace gme

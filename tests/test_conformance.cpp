@@ -1,0 +1,391 @@
+// Conformance: every stream bin/lencod writes must decode with FFmpeg to exactly the encoder's reconstruction.
+//
+// The default suite runs a reduced matrix that still touches every option value once (2-3 frames per case);
+// GME_CONFORMANCE_FULL=1 (make conformance-full) runs the cross products. Clips: synthetic ones made by bin/synth
+// (always available) and, where named, the real clips of sequences/manifest.csv (sequences/make_clips.sh makes
+// them; without them those cases are skipped, not passed).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/conformance_util.h"
+
+namespace gme::conf {
+namespace {
+
+bool full_matrix() {
+  const char* v = std::getenv("GME_CONFORMANCE_FULL");
+  return v && std::string(v) == "1";
+}
+
+struct Case {
+  std::string name;    // test name (letters, digits, _)
+  std::string clip;    // "synth:WxH[:y4m|:gz]" or "real:<manifest name>"
+  int frames = 2;
+  std::vector<std::string> params;
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) {
+  os << c.clip << " x" << c.frames;
+  for (const std::string& p : c.params) os << " " << p;
+  return os;
+}
+
+// Synthetic clips are generated with a few frames more than any case uses.
+Clip clip_for(const Case& c) {
+  std::smatch m;
+  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz))?)");
+  if (std::regex_match(c.clip, m, synth)) {
+    const std::string ext = m[3] == "y4m" ? "y4m" : (m[3] == "gz" ? "yuv.gz" : "yuv");
+    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), c.frames > 8 ? c.frames : 8, ext);
+  }
+  if (c.clip.rfind("real:", 0) == 0) {
+    Clip clip;
+    if (manifest_clip(c.clip.substr(5), &clip)) return clip;
+    return Clip{};
+  }
+  ADD_FAILURE() << "bad clip spec " << c.clip;
+  return Clip{};
+}
+
+std::string sanitize(std::string s) {
+  for (char& ch : s)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+std::string size_name(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+Case make(const std::string& name, const std::string& clip, int frames, std::vector<std::string> params) {
+  return Case{sanitize(name), clip, frames, std::move(params)};
+}
+
+// ---- Intra pictures -------------------------------------------------------------------------------------------
+
+std::vector<std::string> qp_i(int qp) { return {"QPISlice=" + std::to_string(qp), "QPPSlice=" + std::to_string(qp)}; }
+
+std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const std::vector<std::pair<int, int>> kSizes = {{16, 16}, {176, 144}, {352, 288}, {640, 480}, {200, 120}, {720, 576}};
+
+// Deblocking variants for I (k = 0) or P (k = 1) slices: on (default), off, idc 2 with offsets.
+std::vector<std::pair<std::string, std::vector<std::string>>> deblock_variants(bool) {
+  return {{"dbk_on", {}},
+          {"dbk_off", {"DFParametersFlag=1", "DFDisableRefISlice=1", "DFDisableRefPSlice=1"}},
+          {"dbk_idc2_offsets",
+           {"DFParametersFlag=1", "DFDisableRefISlice=2", "DFDisableRefPSlice=2", "DFAlphaRefISlice=3",
+            "DFBetaRefISlice=-2", "DFAlphaRefPSlice=-4", "DFBetaRefPSlice=5"}}};
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> slice_variants(int w) {
+  // SliceArgument in MBs chosen so that slices start in the middle of macroblock rows.
+  const int mbs = (w / 16) > 1 ? (w / 16) * 3 / 2 + 1 : 2;
+  return {{"slice0", {}},
+          {"slice1", {"SliceMode=1", "SliceArgument=" + std::to_string(mbs)}},
+          {"slice2", {"SliceMode=2", "SliceArgument=300"}}};
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> intra_variants() {
+  return {{"intra_all", {}},
+          {"i4x4_only", {"DisableIntra16x16=1"}},
+          {"i16x16_only", {"DisableIntra4x4=1"}},
+          {"ipcm", {"EnableIPCM=1"}}};
+}
+
+std::vector<Case> intra_cases() {
+  std::vector<Case> v;
+  const std::vector<std::string> ionly = {"IntraPeriod=1"};
+  if (!full_matrix()) {
+    for (int qp : {0, 1, 12, 28, 40, 51}) v.push_back(make("qp" + std::to_string(qp), "synth:176x144", 2, join(ionly, qp_i(qp))));
+    for (auto [w, h] : kSizes) {
+      if (w == 176) continue;
+      v.push_back(make("size" + size_name(w, h), "synth:" + size_name(w, h), w * h > 200000 ? 1 : 2, ionly));
+    }
+    for (auto& [n, p] : slice_variants(176))
+      if (n != "slice0") v.push_back(make(n, "synth:176x144", 2, join(ionly, p)));
+    v.push_back(make("slice1_200x120", "synth:200x120", 2, join(ionly, {"SliceMode=1", "SliceArgument=5"})));
+    v.push_back(make("slice2_small_200x120", "synth:200x120", 2, join(ionly, {"SliceMode=2", "SliceArgument=60"})));
+    v.push_back(make("dbk_off", "synth:176x144", 2, join(ionly, deblock_variants(false)[1].second)));
+    v.push_back(make("dbk_idc2_offsets_slices", "synth:176x144", 2,
+                     join(join(ionly, deblock_variants(false)[2].second), {"SliceMode=1", "SliceArgument=13"})));
+    v.push_back(make("dbk_offsets_m6_p6_qp36", "synth:176x144", 2,
+                     join(join(ionly, qp_i(36)), {"DFParametersFlag=1", "DFAlphaRefISlice=-6", "DFBetaRefISlice=6"})));
+    v.push_back(make("dbk_offsets_p6_m6_qp22", "synth:176x144", 2,
+                     join(join(ionly, qp_i(22)), {"DFParametersFlag=1", "DFAlphaRefISlice=6", "DFBetaRefISlice=-6"})));
+    v.push_back(make("i4x4_only", "synth:176x144", 2, join(ionly, {"DisableIntra16x16=1"})));
+    v.push_back(make("i16x16_only", "synth:176x144", 2, join(ionly, {"DisableIntra4x4=1"})));
+    v.push_back(make("ipcm_rdo1_qp0", "synth:176x144", 2, join(join(ionly, qp_i(0)), {"EnableIPCM=1", "RDOptimization=1"})));
+    v.push_back(make("ipcm_rdo1_qp28", "synth:176x144", 2, join(ionly, {"EnableIPCM=1", "RDOptimization=1"})));
+    v.push_back(make("rdo1_qp28", "synth:176x144", 2, join(ionly, {"RDOptimization=1"})));
+    v.push_back(make("rdo1_qp51", "synth:176x144", 2, join(join(ionly, qp_i(51)), {"RDOptimization=1"})));
+    v.push_back(make("chroma_offset_m5", "synth:176x144", 2, join(join(ionly, qp_i(36)), {"ChromaQPOffset=-5"})));
+    v.push_back(make("chroma_offset_p7", "synth:176x144", 2, join(join(ionly, qp_i(40)), {"ChromaQPOffset=7"})));
+    v.push_back(make("input_y4m", "synth:176x144:y4m", 2, ionly));
+    v.push_back(make("input_yuv_gz", "synth:176x144:gz", 2, ionly));
+    v.push_back(make("real_megamind_176x144", "real:megamind_176x144", 2, ionly));
+    v.push_back(make("real_tree_200x120", "real:tree_200x120", 2, ionly));
+    return v;
+  }
+  // Full: QP x size x slice mode x deblocking x intra tools x RDO (one picture each).
+  for (int qp : {0, 1, 12, 28, 40, 51})
+    for (auto [w, h] : kSizes)
+      for (auto& [sn, sp] : slice_variants(w))
+        for (auto& [dn, dp] : deblock_variants(false))
+          for (auto& [in, ip] : intra_variants())
+            for (int rdo : {0, 1})
+              v.push_back(make("qp" + std::to_string(qp) + "_" + size_name(w, h) + "_" + sn + "_" + dn + "_" + in +
+                                   "_rdo" + std::to_string(rdo),
+                               "synth:" + size_name(w, h), 1,
+                               join(join(join(join(ionly, qp_i(qp)), sp), dp),
+                                    join(ip, {"RDOptimization=" + std::to_string(rdo)}))));
+  for (const char* f : {"y4m", "gz"}) v.push_back(make(std::string("input_") + f, std::string("synth:352x288:") + f, 2, ionly));
+  for (const char* r : {"megamind_176x144", "megamind_352x288", "megamind_640x480", "vtest_720x576", "tree_200x120"})
+    v.push_back(make(std::string("real_") + r, std::string("real:") + r, 2, ionly));
+  return v;
+}
+
+// ---- P pictures ---------------------------------------------------------------------------------------------
+
+const char* kSearchKeys[8] = {"", "PSliceSearch16x16", "PSliceSearch16x8", "PSliceSearch8x16", "PSliceSearch8x8",
+                              "PSliceSearch8x4", "PSliceSearch4x8", "PSliceSearch4x4"};
+
+std::vector<std::pair<std::string, std::vector<std::string>>> search_variants() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> v = {{"allblocks", {}}};
+  for (int k = 1; k <= 7; ++k) v.push_back({std::string("no") + (kSearchKeys[k] + 12), {std::string(kSearchKeys[k]) + "=0"}});
+  std::vector<std::string> only16;
+  for (int k = 2; k <= 7; ++k) only16.push_back(std::string(kSearchKeys[k]) + "=0");
+  v.push_back({"only16x16", only16});
+  std::vector<std::string> only4x4;
+  for (int k = 1; k <= 6; ++k) only4x4.push_back(std::string(kSearchKeys[k]) + "=0");
+  v.push_back({"only4x4", only4x4});
+  return v;
+}
+
+std::vector<Case> inter_cases() {
+  std::vector<Case> v;
+  const std::vector<std::string> p0 = {"IntraPeriod=0"};
+  const std::string q = "synth:176x144";
+  if (!full_matrix()) {
+    for (int qp : {0, 20, 28, 36, 51}) v.push_back(make("qp" + std::to_string(qp), q, 3, join(p0, qp_i(qp))));
+    v.push_back(make("rdo1_qp28", q, 3, join(p0, {"RDOptimization=1"})));
+    v.push_back(make("rdo1_qp36", q, 3, join(join(p0, qp_i(36)), {"RDOptimization=1"})));
+    for (auto& [n, p] : search_variants())
+      if (n != "allblocks") v.push_back(make(n, q, 3, join(p0, p)));
+    v.push_back(make("no_pskip", q, 3, join(p0, {"PSliceSkip=0"})));
+    v.push_back(make("no_pskip_rdo1", q, 3, join(p0, {"PSliceSkip=0", "RDOptimization=1"})));
+    for (int sr : {1, 8, 16, 64}) v.push_back(make("sr" + std::to_string(sr), q, 3, join(p0, {"SearchRange=" + std::to_string(sr)})));
+    v.push_back(make("refs3", q, 5, join(p0, {"NumberReferenceFrames=3", "SearchRange=8"})));
+    v.push_back(make("refs5", q, 7, join(p0, {"NumberReferenceFrames=5", "SearchRange=8"})));
+    v.push_back(make("refs5_rdo1", "synth:200x120", 6, join(p0, {"NumberReferenceFrames=5", "SearchRange=8", "RDOptimization=1"})));
+    v.push_back(make("intraperiod1", q, 3, {"IntraPeriod=1"}));
+    v.push_back(make("intraperiod2", q, 4, {"IntraPeriod=2"}));
+    v.push_back(make("intraperiod12", q, 3, {"IntraPeriod=12"}));
+    v.push_back(make("idrperiod3", q, 5, {"IntraPeriod=3", "IDRPeriod=3", "ResendSPS=2"}));
+    // frame_num wraps after 16 pictures and pic_order_cnt_lsb after 8 (2 per frame), with references across it.
+    v.push_back(make("framenum_poc_wrap", "synth:16x16", 20,
+                     join(p0, {"Log2MaxFNumMinus4=0", "Log2MaxPOCLsbMinus4=0", "NumberReferenceFrames=3"})));
+    v.push_back(make("poc_type2", q, 4, join(p0, {"PicOrderCntType=2"})));
+    v.push_back(make("slice1", q, 3, join(p0, {"SliceMode=1", "SliceArgument=10"})));
+    v.push_back(make("slice2", q, 3, join(p0, {"SliceMode=2", "SliceArgument=100"})));
+    v.push_back(make("dbk_off", q, 3, join(p0, deblock_variants(true)[1].second)));
+    v.push_back(make("dbk_idc2_offsets_slices", q, 3,
+                     join(join(p0, deblock_variants(true)[2].second), {"SliceMode=1", "SliceArgument=13"})));
+    v.push_back(make("dbk_offsets_qp36", q, 3,
+                     join(join(p0, qp_i(36)), {"DFParametersFlag=1", "DFAlphaRefPSlice=6", "DFBetaRefPSlice=-6"})));
+    v.push_back(make("chroma_offset_m4", q, 3, join(p0, {"ChromaQPOffset=-4"})));
+    v.push_back(make("constrained_intra", q, 3, join(p0, {"UseConstrainedIntraPred=1"})));
+    v.push_back(make("size16x16", "synth:16x16", 4, p0));
+    v.push_back(make("size200x120", "synth:200x120", 3, p0));
+    v.push_back(make("size352x288", "synth:352x288", 2, p0));
+    v.push_back(make("size640x480", "synth:640x480", 2, join(p0, {"SearchRange=16"})));
+    v.push_back(make("size720x576", "synth:720x576", 2, join(p0, {"SearchRange=16"})));
+    v.push_back(make("input_yuv_gz", "synth:176x144:gz", 3, p0));
+    v.push_back(make("input_y4m", "synth:176x144:y4m", 3, p0));
+    v.push_back(make("real_megamind_176x144", "real:megamind_176x144", 3, p0));
+    v.push_back(make("real_tree_200x120_refs3", "real:tree_200x120", 4, join(p0, {"NumberReferenceFrames=3"})));
+    v.push_back(make("real_vtest_352x288", "real:vtest_352x288", 2, p0));
+    v.push_back(make("real_megamind_640x480", "real:megamind_640x480", 2, join(p0, {"SearchRange=16"})));
+    v.push_back(make("gpu_me", q, 3, join(p0, {"GPUIntegerME=1"})));
+    v.push_back(make("gpu_me_topk1", q, 3, join(p0, {"GPUIntegerME=1", "GPUTopK=1"})));
+    v.push_back(make("gpu_me_center1_refs3", q, 5, join(p0, {"GPUIntegerME=1", "GPUSearchCenter=1", "NumberReferenceFrames=3"})));
+    v.push_back(make("gpu_me_rdo1_slices", q, 3, join(p0, {"GPUIntegerME=1", "RDOptimization=1", "SliceMode=1", "SliceArgument=10"})));
+    v.push_back(make("gpu_me_real_tree", "real:tree_200x120", 3, join(p0, {"GPUIntegerME=1"})));
+    return v;
+  }
+  // Full: QP x RDO x slice mode x deblocking x size, then every ME / reference / structure option crossed with
+  // QP 28/36 x RDO 0/1 at 176x144, and the real clips with both integer-ME paths.
+  for (int qp : {0, 20, 28, 36, 51})
+    for (int rdo : {0, 1})
+      for (auto [w, h] : kSizes)
+        for (auto& [sn, sp] : slice_variants(w))
+          for (auto& [dn, dp] : deblock_variants(true))
+            v.push_back(make("qp" + std::to_string(qp) + "_rdo" + std::to_string(rdo) + "_" + size_name(w, h) + "_" +
+                                 sn + "_" + dn,
+                             "synth:" + size_name(w, h), w * h > 200000 ? 2 : 3,
+                             join(join(join(p0, qp_i(qp)), join(sp, dp)),
+                                  {"RDOptimization=" + std::to_string(rdo), "SearchRange=16"})));
+  for (int qp : {28, 36})
+    for (int rdo : {0, 1}) {
+      const std::string base = "qp" + std::to_string(qp) + "_rdo" + std::to_string(rdo) + "_";
+      const std::vector<std::string> bp = join(qp_i(qp), {"RDOptimization=" + std::to_string(rdo)});
+      for (auto& [n, p] : search_variants())
+        for (int skip : {0, 1})
+          v.push_back(make(base + n + "_skip" + std::to_string(skip), q, 3,
+                           join(join(join(p0, bp), p), {"PSliceSkip=" + std::to_string(skip)})));
+      for (int sr : {1, 8, 16, 32, 64})
+        for (int refs : {1, 3, 5})
+          for (int ip : {0, 1, 12})
+            for (int gpu : {0, 1})
+              v.push_back(make(base + "sr" + std::to_string(sr) + "_refs" + std::to_string(refs) + "_ip" +
+                                   std::to_string(ip) + "_gpu" + std::to_string(gpu),
+                               q, refs + 2,
+                               join(bp, {"SearchRange=" + std::to_string(sr), "NumberReferenceFrames=" + std::to_string(refs),
+                                         "IntraPeriod=" + std::to_string(ip), "GPUIntegerME=" + std::to_string(gpu)})));
+    }
+  for (const char* r : {"megamind_176x144", "megamind_352x288", "megamind_640x480", "vtest_352x288", "vtest_720x576",
+                        "tree_200x120"})
+    for (int gpu : {0, 1})
+      v.push_back(make(std::string("real_") + r + "_gpu" + std::to_string(gpu), std::string("real:") + r, 4,
+                       join(p0, {"NumberReferenceFrames=3", "GPUIntegerME=" + std::to_string(gpu)})));
+  for (const char* f : {"y4m", "gz"}) v.push_back(make(std::string("input_") + f, std::string("synth:176x144:") + f, 3, p0));
+  return v;
+}
+
+class ConformanceTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConformanceTest, DecodesToRecon) {
+  const Case& c = GetParam();
+  const Clip clip = clip_for(c);
+  if (clip.file.empty()) {
+    if (c.clip.rfind("real:", 0) == 0)
+      GTEST_SKIP() << "clip " << c.clip.substr(5) << " not found: run sequences/make_clips.sh";
+    FAIL() << "no clip for " << c.clip;
+  }
+  ASSERT_LE(c.frames, clip.frames) << "clip " << clip.file << " is too short";
+  EXPECT_TRUE(encode_and_verify(clip, c.frames, c.params));
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(ConformanceI, ConformanceTest, ::testing::ValuesIn(intra_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(ConformanceP, ConformanceTest, ::testing::ValuesIn(inter_cases()), case_name);
+
+// ---- Global motion: the estimated vectors must be the true ones -------------------------------------------------
+//
+// bin/synth --mode shift --shift 7,-3: every frame shows the previous one moved so that the true vector of every
+// block is (+7, -3) pel = (28, -12) quarter pel. Two checks, both of which fail on a wrong estimate:
+//  1. Rate: pictures 1-2 coded as P must cost under a quarter of the bits of the same pictures coded as I (counted
+//     from the streams' non-IDR slice NAL units). (A SearchRange too small for the vector would not do as the
+//     reference: the window follows the predictor, so the search walks to the true vector anyway.)
+//  2. Vectors: the StatsFile's per-macroblock vectors (key "mb_mv" on P-picture lines, quarter pel, [x, y] per
+//     macroblock in raster order, null for intra) must equal (28, -12) for at least 90% of the macroblocks whose
+//     source block lies inside the picture after the shift. Skipped (not passed) while the StatsFile has no such key.
+
+struct MV2 {
+  int x = 0, y = 0;
+};
+
+// Reads the "mb_mv" array of one StatsFile JSON line: [x, y] pairs or null. False if the key is absent or the
+// array malformed.
+bool parse_mb_mv(const std::string& line, std::vector<std::pair<bool, MV2>>* out) {
+  size_t i = line.find("\"mb_mv\"");
+  if (i == std::string::npos) return false;
+  i = line.find('[', i);
+  if (i == std::string::npos) return false;
+  ++i;
+  auto skip_ws = [&] { while (i < line.size() && (line[i] == ' ' || line[i] == ',')) ++i; };
+  for (;;) {
+    skip_ws();
+    if (i >= line.size()) return false;
+    if (line[i] == ']') return true;
+    if (line.compare(i, 4, "null") == 0) {
+      out->push_back({false, MV2{}});
+      i += 4;
+      continue;
+    }
+    if (line[i] != '[') return false;
+    MV2 v;
+    char* end = nullptr;
+    v.x = static_cast<int>(std::strtol(line.c_str() + i + 1, &end, 10));
+    i = static_cast<size_t>(end - line.c_str());
+    skip_ws();
+    v.y = static_cast<int>(std::strtol(line.c_str() + i, &end, 10));
+    i = static_cast<size_t>(end - line.c_str());
+    skip_ws();
+    if (i >= line.size() || line[i] != ']') return false;
+    ++i;
+    out->push_back({true, v});
+  }
+}
+
+constexpr int kShiftW = 352, kShiftH = 288, kShiftFrames = 3;
+
+Clip shift_clip() { return synth_clip(kShiftW, kShiftH, kShiftFrames, "yuv", "--mode shift --shift 7,-3"); }
+
+size_t slice_bytes(const std::vector<uint8_t>& stream, int nal_type) {
+  size_t n = 0;
+  for (const NalUnit& u : split_annexb(stream))
+    if (u.type == nal_type) n += u.size;
+  return n;
+}
+
+// Pictures 1 and 2 coded as P (found motion) against the same pictures coded as I: an exact global shift makes
+// motion-compensated prediction nearly perfect, so P must cost a small fraction of I. Both integer-ME paths.
+class ConformanceGlobalShiftRate : public ::testing::TestWithParam<int> {};
+
+TEST_P(ConformanceGlobalShiftRate, PredictionFromTrueMotionIsCheap) {
+  const Clip clip = shift_clip();
+  ASSERT_FALSE(clip.file.empty());
+  const std::string gpu = "GPUIntegerME=" + std::to_string(GetParam());
+  EncodeOutput inter, intra;
+  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=0", "SearchRange=32", gpu}, &inter));
+  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=1", "IDRPeriod=0", gpu}, &intra));
+  // Non-IDR slices (type 1) are pictures 1..2 in both streams: P in the first, I in the second.
+  const size_t p_bits = 8 * slice_bytes(inter.stream, 1), i_bits = 8 * slice_bytes(intra.stream, 1);
+  ASSERT_GT(i_bits, 0u) << "no non-IDR intra pictures in " << intra.lencod_cmd;
+  EXPECT_LT(p_bits * 4, i_bits) << "P bits " << p_bits << " vs I bits " << i_bits << " for the same pictures\n  "
+                                << clip.made_by << "\n  " << inter.lencod_cmd << "\n  " << intra.lencod_cmd;
+}
+
+INSTANTIATE_TEST_SUITE_P(ConformanceGlobalShift, ConformanceGlobalShiftRate, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::string(i.param ? "gpu" : "cpu"); });
+
+TEST(ConformanceGlobalShift, StatsVectorsAreTheTrueVector) {
+  const Clip clip = shift_clip();
+  ASSERT_FALSE(clip.file.empty());
+  EncodeOutput out;
+  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=0", "SearchRange=32"}, &out, true));
+  std::istringstream lines(out.stats);
+  std::string line;
+  int pictures_with_mvs = 0;
+  const int mbw = (kShiftW + 15) / 16, mbh = (kShiftH + 15) / 16;
+  while (std::getline(lines, line)) {
+    std::vector<std::pair<bool, MV2>> mvs;
+    if (!parse_mb_mv(line, &mvs)) continue;
+    ++pictures_with_mvs;
+    int inside = 0, right = 0;
+    for (int idx = 0; idx < static_cast<int>(mvs.size()); ++idx) {
+      const int mx = idx % mbw, my = idx / mbw;
+      // The block's source (16 mx + 7, 16 my - 3) must lie inside the picture.
+      if (16 * mx + 7 + 16 > kShiftW || 16 * my - 3 < 0 || my >= mbh) continue;
+      ++inside;
+      if (mvs[idx].first && mvs[idx].second.x == 28 && mvs[idx].second.y == -12) ++right;
+    }
+    EXPECT_EQ(static_cast<int>(mvs.size()), mbw * mbh) << "mb_mv entries: " << line.substr(0, 200);
+    EXPECT_GE(right * 10, inside * 9) << right << " of " << inside << " inner macroblocks have (28, -12)\n  "
+                                      << clip.made_by << "\n  " << out.lencod_cmd;
+  }
+  if (pictures_with_mvs == 0)
+    GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
+  EXPECT_EQ(pictures_with_mvs, kShiftFrames - 1);
+}
+
+}  // namespace
+}  // namespace gme::conf

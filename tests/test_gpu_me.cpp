@@ -1,0 +1,378 @@
+// Picture-level integer motion estimation: the twin against a brute-force oracle written plainly here, the CUDA
+// search against the twin bit for bit (skipped without a device), and the fallback when no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+#include "gpu/gpu_me.h"
+#include "gpu/me_cuda.h"
+#include "gpu/me_twin.h"
+
+namespace gme {
+namespace {
+
+enum class Content { kNoise, kSmooth, kFlat };
+
+// A luma plane with the standard border, filled, borders extended.
+Plane make_plane(int w, int h, std::mt19937& rng, Content content, int flat_value = 77) {
+  Plane p;
+  p.alloc(w, h, kLumaPad);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int fx = 1 + rng() % 7, fy = 1 + rng() % 5, phase = rng() % 64;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      int v = flat_value;
+      if (content == Content::kNoise) v = byte(rng);
+      if (content == Content::kSmooth) v = ((x * fx + y * fy + phase) * 3 + byte(rng) % 24) & 255;
+      *p.at(x, y) = static_cast<uint8_t>(v);
+    }
+  p.extend_borders();
+  return p;
+}
+
+// Plane `src` shifted by (sx, sy) with some noise: a reference in which the true motion is findable.
+Plane shifted_plane(const Plane& src, int sx, int sy, std::mt19937& rng) {
+  Plane p;
+  p.alloc(src.width, src.height, kLumaPad);
+  for (int y = 0; y < src.height; ++y)
+    for (int x = 0; x < src.width; ++x) {
+      int v = *src.at(clip3(0, src.width - 1, x - sx), clip3(0, src.height - 1, y - sy)) + static_cast<int>(rng() % 5) - 2;
+      *p.at(x, y) = clip_pixel(v);
+    }
+  p.extend_borders();
+  return p;
+}
+
+struct Scene {
+  std::vector<Plane> planes;  // [0] current, then references
+  PictureSearchRequest req;
+};
+
+// A request over `refs` references with random centres (some far outside the picture), predictors and lambda.
+Scene make_scene(int mbw, int mbh, int refs, int range, int k, std::mt19937& rng, Content content = Content::kSmooth,
+                 bool far_centres = true) {
+  Scene s;
+  s.planes.reserve(1 + refs);
+  s.planes.push_back(make_plane(mbw * 16, mbh * 16, rng, content));
+  for (int r = 0; r < refs; ++r) {
+    if (content == Content::kFlat)
+      s.planes.push_back(make_plane(mbw * 16, mbh * 16, rng, content, 80));
+    else if (r % 2 == 0)
+      s.planes.push_back(shifted_plane(s.planes[0], static_cast<int>(rng() % 9) - 4, static_cast<int>(rng() % 9) - 4, rng));
+    else
+      s.planes.push_back(make_plane(mbw * 16, mbh * 16, rng, content));
+  }
+  PictureSearchRequest& q = s.req;
+  q.cur = &s.planes[0];
+  for (int r = 0; r < refs; ++r) q.refs.push_back(&s.planes[1 + r]);
+  q.mb_width = mbw;
+  q.mb_height = mbh;
+  q.search_range = range;
+  q.top_k = k;
+  const int lambdas[] = {0, 1, 4 << 16, 384000, 5500000};
+  q.lambda_factor = lambdas[rng() % 5];
+  const int far = far_centres ? (mbw * 16 + 60) : 6;
+  for (int i = 0; i < refs * mbw * mbh; ++i) {
+    const int kind = rng() % 4;
+    MV c(0, 0);
+    if (kind == 1) c = MV(4 * (static_cast<int>(rng() % 9) - 4), 4 * (static_cast<int>(rng() % 9) - 4));
+    if (kind >= 2) c = MV(4 * (static_cast<int>(rng() % (2 * far + 1)) - far), 4 * (static_cast<int>(rng() % (2 * far + 1)) - far));
+    q.centre.push_back(c);
+    q.penalty_pred.push_back(rng() % 3 == 0 ? c : MV(static_cast<int>(rng() % 161) - 80, static_cast<int>(rng() % 161) - 80));
+  }
+  return s;
+}
+
+// ---- The oracle: every partition, every position, pixel by pixel with unbounded edge replication -----------------
+int replicated(const Plane& p, int x, int y) { return *p.at(clip3(0, p.width - 1, x), clip3(0, p.height - 1, y)); }
+
+void oracle_search(const PictureSearchRequest& req, PictureCandidates& out) {
+  const int mbs = req.mb_width * req.mb_height, range = req.search_range;
+  out.resize(static_cast<int>(req.refs.size()), mbs, req.top_k);
+  struct Entry { uint64_t cost; int spiral; MV mv; uint32_t sad; };
+  for (size_t r = 0; r < req.refs.size(); ++r)
+    for (int mb = 0; mb < mbs; ++mb) {
+      const int px = (mb % req.mb_width) * 16, py = (mb / req.mb_width) * 16;
+      const MV c = req.centre[r * mbs + mb], pred = req.penalty_pred[r * mbs + mb];
+      for (int part = 0; part < kNumPartitions; ++part) {
+        const PartitionGeometry g = partition_geometry(part);
+        std::vector<Entry> all;
+        for (int dy = -range; dy <= range; ++dy)
+          for (int dx = -range; dx <= range; ++dx) {
+            const MV mv(c.x + 4 * dx, c.y + 4 * dy);
+            uint32_t sad = 0;
+            for (int y = py + 4 * g.y; y < py + 4 * (g.y + g.h); ++y)
+              for (int x = px + 4 * g.x; x < px + 4 * (g.x + g.w); ++x)
+                sad += std::abs(replicated(*req.cur, x, y) - replicated(*req.refs[r], x + mv.x / 4, y + mv.y / 4));
+            all.push_back({motion_cost(sad, req.lambda_factor, mv, pred), spiral_index(dx, dy), mv, sad});
+          }
+        std::partial_sort(all.begin(), all.begin() + req.top_k, all.end(), [](const Entry& a, const Entry& b) {
+          return a.cost != b.cost ? a.cost < b.cost : a.spiral < b.spiral;
+        });
+        for (int i = 0; i < req.top_k; ++i) {
+          out.at(static_cast<int>(r), mb, part)[i].mv = all[i].mv;
+          out.at(static_cast<int>(r), mb, part)[i].sad = all[i].sad;
+        }
+      }
+    }
+}
+
+// Bit-for-bit comparison, reporting the first difference.
+::testing::AssertionResult same_candidates(const PictureCandidates& a, const PictureCandidates& b) {
+  if (a.num_refs != b.num_refs || a.num_mbs != b.num_mbs || a.top_k != b.top_k || a.data.size() != b.data.size())
+    return ::testing::AssertionFailure() << "shapes differ";
+  for (int r = 0; r < a.num_refs; ++r)
+    for (int mb = 0; mb < a.num_mbs; ++mb)
+      for (int p = 0; p < kNumPartitions; ++p)
+        for (int i = 0; i < a.top_k; ++i) {
+          const Candidate x = a.at(r, mb, p)[i], y = b.at(r, mb, p)[i];
+          if (x.mv != y.mv || x.sad != y.sad)
+            return ::testing::AssertionFailure()
+                   << "ref " << r << " mb " << mb << " part " << p << " rank " << i << ": (" << x.mv.x << "," << x.mv.y
+                   << ") sad " << x.sad << " vs (" << y.mv.x << "," << y.mv.y << ") sad " << y.sad;
+        }
+  return ::testing::AssertionSuccess();
+}
+
+std::string describe(const PictureSearchRequest& q) {
+  return std::to_string(q.mb_width * 16) + "x" + std::to_string(q.mb_height * 16) + " refs " +
+         std::to_string(q.refs.size()) + " range " + std::to_string(q.search_range) + " k " + std::to_string(q.top_k) +
+         " lambda " + std::to_string(q.lambda_factor);
+}
+
+// ---- Twin against the oracle ----------------------------------------------------------------------------------
+TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
+  std::mt19937 rng(1234);
+  TwinPictureSearch twin;
+  const int sizes[][2] = {{3, 2}, {5, 3}, {1, 1}};
+  for (const auto& sz : sizes)
+    for (int range : {1, 2, 5})
+      for (int k : {1, 4}) {
+        Scene s = make_scene(sz[0], sz[1], 2, range, k, rng, range == 2 ? Content::kNoise : Content::kSmooth);
+        PictureCandidates want, got;
+        oracle_search(s.req, want);
+        twin.search(s.req, got);
+        EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+      }
+}
+
+TEST(GpuMeTwin, MatchesOracleAtRange128) {
+  std::mt19937 rng(99);
+  TwinPictureSearch twin;
+  Scene s = make_scene(2, 1, 1, 128, 4, rng);
+  s.req.centre[1] = MV(-4 * 40, 4 * 20);  // window reaches far past the picture and its border on every side
+  PictureCandidates want, got;
+  oracle_search(s.req, want);
+  twin.search(s.req, got);
+  EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+}
+
+TEST(GpuMeTwin, TiesFollowSpiralOrder) {
+  // Flat pictures: every SAD is equal; with lambda 0 every cost is equal, so the spiral index alone orders.
+  std::mt19937 rng(7);
+  TwinPictureSearch twin;
+  Scene s = make_scene(2, 2, 1, 3, 9, rng, Content::kFlat);
+  s.req.lambda_factor = 0;
+  PictureCandidates got, want;
+  twin.search(s.req, got);
+  oracle_search(s.req, want);
+  EXPECT_TRUE(same_candidates(got, want));
+  for (int mb = 0; mb < 4; ++mb)
+    for (int p = 0; p < kNumPartitions; ++p)
+      for (int i = 0; i < 9; ++i) {
+        const Candidate c = got.at(0, mb, p)[i];
+        const MV centre = s.req.centre[mb];
+        EXPECT_EQ(spiral_index((c.mv.x - centre.x) / 4, (c.mv.y - centre.y) / 4), i);
+        EXPECT_EQ(c.sad, static_cast<uint32_t>(3 * 16 * partition_geometry(p).w * partition_geometry(p).h));
+      }
+  // With a penalty and the predictor at the centre, mirrored vectors tie on cost; the spiral must split them.
+  s.req.lambda_factor = 65536;
+  s.req.penalty_pred = s.req.centre;
+  twin.search(s.req, got);
+  oracle_search(s.req, want);
+  EXPECT_TRUE(same_candidates(got, want));
+}
+
+TEST(GpuMeTwin, SpiralOffsetInvertsSpiralIndex) {
+  std::vector<char> seen(257 * 257, 0);
+  for (int dy = -128; dy <= 128; ++dy)
+    for (int dx = -128; dx <= 128; ++dx) {
+      const int s = spiral_index(dx, dy);
+      ASSERT_GE(s, 0);
+      ASSERT_LT(s, 257 * 257);
+      EXPECT_FALSE(seen[s]) << s;
+      seen[s] = 1;
+      int x = 99, y = 99;
+      spiral_offset(s, &x, &y);
+      ASSERT_EQ(x, dx);
+      ASSERT_EQ(y, dy);
+    }
+}
+
+TEST(GpuMeTwin, RejectsBrokenRequests) {
+  std::mt19937 rng(5);
+  TwinPictureSearch twin;
+  PictureCandidates out;
+  auto broken = [&](auto&& edit) {
+    Scene s = make_scene(2, 2, 1, 4, 1, rng);
+    edit(s.req);
+    EXPECT_THROW(twin.search(s.req, out), std::invalid_argument);
+  };
+  broken([](PictureSearchRequest& q) { q.search_range = 0; });
+  broken([](PictureSearchRequest& q) { q.search_range = 129; });
+  broken([](PictureSearchRequest& q) { q.top_k = 0; });
+  broken([](PictureSearchRequest& q) { q.top_k = 82; });  // 9 x 9 window
+  broken([](PictureSearchRequest& q) { q.centre[0] = MV(5, 0); });
+  broken([](PictureSearchRequest& q) { q.centre[0] = MV(32764, 0); });
+  broken([](PictureSearchRequest& q) { q.centre.pop_back(); });
+  broken([](PictureSearchRequest& q) { q.ref_ids = {1, 2}; });
+  broken([](PictureSearchRequest& q) { q.mb_width = 3; });
+  broken([](PictureSearchRequest& q) { q.lambda_factor = -1; });
+}
+
+// ---- Fallback -------------------------------------------------------------------------------------------------
+TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
+  std::string why = "untouched";
+  std::unique_ptr<PictureIntegerSearch> s;
+  ASSERT_NO_THROW(s = make_picture_search(9999, &why));
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(why.empty());
+  EXPECT_NE(why, "untouched");
+  EXPECT_STREQ(s->name(), "cpu-twin");
+  std::mt19937 rng(11);
+  Scene sc = make_scene(2, 2, 1, 3, 2, rng);
+  PictureCandidates got, want;
+  s->search(sc.req, got);
+  TwinPictureSearch().search(sc.req, want);
+  EXPECT_TRUE(same_candidates(got, want));
+  ASSERT_NO_THROW(s = make_picture_search(-1, nullptr));
+  EXPECT_TRUE(s);
+}
+
+TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
+  std::string why;
+  std::unique_ptr<PictureIntegerSearch> s;
+  ASSERT_NO_THROW(s = make_picture_search(0, &why));
+  ASSERT_TRUE(s);
+  const std::string name = s->name();
+  if (why.empty())
+    EXPECT_EQ(name.rfind("cuda:", 0), 0u) << name;
+  else
+    EXPECT_EQ(name, "cpu-twin") << why;
+#ifndef GME_HAVE_CUDA
+  EXPECT_EQ(why, "built without CUDA");
+#endif
+}
+
+// ---- CUDA against the twin (needs a device) -----------------------------------------------------------------------
+class GpuMeCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    search_ = make_picture_search(0, &why);
+    if (!why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
+  }
+  void expect_same_as_twin(const PictureSearchRequest& req) {
+    PictureCandidates got, want;
+    // Poison the output so an unwritten candidate cannot pass.
+    got.resize(static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, req.top_k);
+    for (Candidate& c : got.data) { c.mv = MV(-1111, 2222); c.sad = 0xDEADBEEF; }
+    search_->search(req, got);
+    twin_.search(req, want);
+    EXPECT_TRUE(same_candidates(got, want)) << describe(req);
+  }
+  std::unique_ptr<PictureIntegerSearch> search_;
+  TwinPictureSearch twin_;
+};
+
+TEST_F(GpuMeCuda, MatchesTwinSmall) {
+  std::mt19937 rng(2024);
+  for (int range : {1, 5, 16})
+    for (int k : {1, 4, 16}) expect_same_as_twin(make_scene(4, 3, 1, range, std::min(k, window_positions(range)), rng).req);
+}
+
+TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
+  std::mt19937 rng(31337);
+  const int sizes[][2] = {{11, 9}, {1, 1}, {7, 2}};
+  for (const auto& sz : sizes)
+    for (int range : {1, 2, 3, 7, 16, 33})
+      for (int k : {1, 2, 3, 4, 8, 16}) {
+        const Content content = (range + k) % 3 == 0 ? Content::kNoise : Content::kSmooth;
+        const int kk = std::min(k, window_positions(range));  // top_k may not exceed the window
+        expect_same_as_twin(make_scene(sz[0], sz[1], 1 + (k % 3), range, kk, rng, content).req);
+      }
+}
+
+TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  gpu->set_pipelined(false);
+  std::mt19937 rng(555);
+  for (int range : {2, 16})
+    for (int k : {1, 5}) expect_same_as_twin(make_scene(9, 7, 2, range, k, rng).req);
+  EXPECT_GT(gpu->last_timing().kernel_ms, 0.0);
+}
+
+TEST_F(GpuMeCuda, MatchesTwinAtRange64And128) {
+  std::mt19937 rng(4096);
+  expect_same_as_twin(make_scene(3, 2, 2, 64, 4, rng).req);
+  expect_same_as_twin(make_scene(3, 2, 1, 128, 1, rng).req);
+  expect_same_as_twin(make_scene(2, 2, 1, 128, 8, rng, Content::kNoise).req);
+}
+
+TEST_F(GpuMeCuda, MatchesTwinOnTies) {
+  std::mt19937 rng(8);
+  for (int lambda : {0, 65536, 5500000}) {
+    Scene s = make_scene(3, 3, 2, 4, 8, rng, Content::kFlat);
+    s.req.lambda_factor = lambda;
+    if (lambda == 65536) s.req.penalty_pred = s.req.centre;
+    expect_same_as_twin(s.req);
+  }
+}
+
+TEST_F(GpuMeCuda, TopKAboveKernelLimitStillMatches) {
+  std::mt19937 rng(9);
+  expect_same_as_twin(make_scene(3, 2, 1, 4, kGpuMaxTopK + 3, rng).req);
+}
+
+TEST_F(GpuMeCuda, KeepsPicturesResidentById) {
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  std::mt19937 rng(77);
+  // Picture A is current in call 1 and reference in call 2: uploaded once.
+  Scene s1 = make_scene(5, 4, 1, 8, 2, rng);
+  s1.req.cur_id = 10;
+  s1.req.ref_ids = {9};
+  expect_same_as_twin(s1.req);
+  EXPECT_EQ(gpu->last_timing().pictures_uploaded, 2);
+  Scene s2 = make_scene(5, 4, 1, 8, 2, rng);
+  s2.req.cur_id = 11;
+  s2.req.refs = {&s1.planes[0]};
+  s2.req.ref_ids = {10};
+  expect_same_as_twin(s2.req);
+  EXPECT_EQ(gpu->last_timing().pictures_uploaded, 1);
+  EXPECT_EQ(gpu->last_timing().pictures_reused, 1);
+  // Unknown ids are uploaded every time, and still give the right answer after the cache has been churned.
+  for (int i = 0; i < 3; ++i) {
+    Scene s3 = make_scene(5, 4, 2, 8, 1, rng);
+    expect_same_as_twin(s3.req);
+    EXPECT_EQ(gpu->last_timing().pictures_uploaded, 3);
+  }
+  // Picture 11 (s2's current) is still resident as reference after the churn only if not evicted; either way the
+  // candidates must be right.
+  s2.req.cur_id = 12;
+  s2.req.cur = &s1.planes[1];
+  s2.req.refs = {&s2.planes[0]};
+  s2.req.ref_ids = {11};
+  expect_same_as_twin(s2.req);
+}
+
+}  // namespace
+}  // namespace gme

@@ -1,0 +1,432 @@
+// CPU motion estimation of the unmodified run: the fast full search against a brute-force oracle written plainly
+// here (every position, every 4x4 SAD from edge-replicated pixels, J compared in 64 bits, ties by spiral index),
+// the re-rank source against its oracle, JM's window centre, and the sub-pel refinement against a transcription
+// of JM's sub_pel_motion_estimation over mc_luma. Every pixel variant (and so every search kernel) is checked.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <random>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/mc.h"
+#include "common/pixel.h"
+#include "encoder/me_fullfast.h"
+#include "encoder/me_sources.h"
+#include "encoder/motion_search.h"
+
+namespace gme {
+namespace {
+
+std::vector<const PixelFuncs*> variants() {
+  const PixelFuncs* v[8];
+  const int n = pixel_variants(v, 8);
+  return std::vector<const PixelFuncs*>(v, v + n);
+}
+
+Plane make_plane(int w, int h, std::mt19937& rng, int smooth = 1) {
+  Plane p;
+  p.alloc(w, h, kLumaPad);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) p.at(x, y)[0] = static_cast<uint8_t>(rng() % 256 / smooth * smooth);
+  p.extend_borders();
+  return p;
+}
+
+int pel(const Plane& p, int x, int y) { return p.row(clip3(0, p.height - 1, y))[clip3(0, p.width - 1, x)]; }
+
+// ---- Oracle -----------------------------------------------------------------------------------------------------
+struct Oracle {
+  const Plane& cur;
+  const Plane& ref;
+  int mb_x, mb_y, sr;
+  MV centre;
+  std::vector<uint32_t> blk;  // [pos][16], pos = (dy + sr) * (2 sr + 1) + dx + sr
+
+  Oracle(const Plane& c, const Plane& r, int mx, int my, int s, MV ctr)
+      : cur(c), ref(r), mb_x(mx), mb_y(my), sr(s), centre(ctr) {
+    const int w = 2 * sr + 1;
+    blk.resize(static_cast<size_t>(w) * w * 16);
+    for (int dy = -sr; dy <= sr; ++dy)
+      for (int dx = -sr; dx <= sr; ++dx) {
+        const int ox = 16 * mb_x + centre.x / 4 + dx, oy = 16 * mb_y + centre.y / 4 + dy;
+        uint32_t* out = &blk[(static_cast<size_t>(dy + sr) * w + dx + sr) * 16];
+        for (int b = 0; b < 16; ++b) {
+          const int bx = 4 * (b & 3), by = 4 * (b >> 2);
+          uint32_t s = 0;
+          for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x)
+              s += std::abs(cur.at(16 * mb_x + bx + x, 16 * mb_y + by + y)[0] - pel(ref, ox + bx + x, oy + by + y));
+          out[b] = s;
+        }
+      }
+  }
+  uint32_t sad(int part, int dx, int dy) const {
+    const int w = 2 * sr + 1;
+    const uint32_t* b = &blk[(static_cast<size_t>(dy + sr) * w + dx + sr) * 16];
+    const PartitionGeometry g = partition_geometry(part);
+    uint32_t s = 0;
+    for (int y = g.y; y < g.y + g.h; ++y)
+      for (int x = g.x; x < g.x + g.w; ++x) s += b[x + 4 * y];
+    return s;
+  }
+  Candidate best(int part, MV pred, int lambda, bool zero_first) const {
+    uint64_t bj = UINT64_MAX;
+    int brank = INT_MAX;
+    Candidate c;
+    for (int dy = -sr; dy <= sr; ++dy)
+      for (int dx = -sr; dx <= sr; ++dx) {
+        const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
+        const uint32_t s = sad(part, dx, dy);
+        const uint64_t j = (static_cast<uint64_t>(s) << 16) +
+                           static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
+        const int rank = (zero_first && mv == MV(0, 0)) ? -1 : spiral_index(dx, dy);
+        if (j < bj || (j == bj && rank < brank)) {
+          bj = j;
+          brank = rank;
+          c.mv = mv;
+          c.sad = s;
+        }
+      }
+    return c;
+  }
+};
+
+// ---- Window centre ------------------------------------------------------------------------------------------------
+TEST(MeCpu, WindowCentreRoundingAndClipping) {
+  FullFastOptions o;  // RDOptimization != 0, level 4.0
+  // JM_INT_DIVIDE: ((p + 2) >> 2) * 4, i.e. nearest full pel with halves upwards.
+  EXPECT_EQ(fullfast_window_centre(MV(-6, 2), 32, o), MV(-4, 4));
+  EXPECT_EQ(fullfast_window_centre(MV(-2, -3), 32, o), MV(0, -4));
+  EXPECT_EQ(fullfast_window_centre(MV(5, -5), 32, o), MV(4, -4));
+  EXPECT_EQ(fullfast_window_centre(MV(400, -401), 32, o), MV(400, -400));  // far predictor: followed
+  // Level 4.0 vertical limit -2048..2047: the window [c - 128, c + 128] must stay inside.
+  EXPECT_EQ(fullfast_window_centre(MV(0, 3000), 32, o), MV(0, 1916));
+  EXPECT_EQ(fullfast_window_centre(MV(0, -3000), 32, o), MV(0, -1920));
+  // RDOptimization 0: the centre is clipped so that (0,0) stays in the window.
+  FullFastOptions lo;
+  lo.rdo_low_complexity = true;
+  EXPECT_EQ(fullfast_window_centre(MV(400, -401), 32, lo), MV(128, -128));
+  EXPECT_EQ(fullfast_window_centre(MV(30, -30), 8, lo), MV(32, -28));  // -7.5 pel rounds up to -7
+  EXPECT_EQ(fullfast_window_centre(MV(50, -50), 8, lo), MV(32, -32));
+  // Level 3.0 (-1024..1023) with SR 128: JM would clip to 1023 - 512 = 511 (off the full-pel grid); the bound is
+  // rounded inwards to 508.
+  FullFastOptions l30;
+  l30.level_idc = 30;
+  EXPECT_EQ(fullfast_window_centre(MV(0, 1000), 128, l30), MV(0, 508));
+  EXPECT_EQ(fullfast_window_centre(MV(0, -1000), 128, l30), MV(0, -512));
+}
+
+// ---- Fast full search vs oracle -------------------------------------------------------------------------------
+void check_against_oracle(const Plane& cur, const Plane& ref, int sr, int lambda, const FullFastOptions& opt,
+                          const std::vector<std::pair<int, int>>& mbs, std::mt19937& rng, int pred_range) {
+  for (const PixelFuncs* px : variants()) {
+    FullFastSearch src(cur, {&ref}, sr, lambda, *px, opt);
+    for (auto [mx, my] : mbs) {
+      const MV pred16(static_cast<int>(rng() % (2 * pred_range + 1)) - pred_range,
+                      static_cast<int>(rng() % (2 * pred_range + 1)) - pred_range);
+      src.begin_mb(mx, my, 0, pred16);
+      const MV centre = src.centre();
+      ASSERT_EQ(centre, fullfast_window_centre(pred16, sr, opt));
+      const Oracle o(cur, ref, mx, my, sr, centre);
+      for (int part = 0; part < kNumPartitions; ++part) {
+        // Partition predictors near the 16x16 one, and sometimes far from it.
+        const int pr = (part % 3 == 0) ? 4 * sr + 40 : 12;
+        const MV pred(pred16.x + static_cast<int>(rng() % (2 * pr + 1)) - pr,
+                      pred16.y + static_cast<int>(rng() % (2 * pr + 1)) - pr);
+        const Candidate got = src.best(part, pred);
+        const Candidate want = o.best(part, pred, lambda, opt.rdo_low_complexity);
+        ASSERT_EQ(got.mv, want.mv) << px->name << " mb " << mx << "," << my << " part " << part << " sr " << sr;
+        ASSERT_EQ(got.sad, want.sad) << px->name << " part " << part;
+      }
+      // Raw table spot checks, including the window corners.
+      for (int part : {0, 3, 8, 15, 22, 40})
+        for (auto [dx, dy] : {std::pair<int, int>{-sr, -sr}, {sr, sr}, {0, 0}, {sr, -sr}})
+          ASSERT_EQ(src.sad_at(part, dx, dy), o.sad(part, dx, dy));
+    }
+  }
+}
+
+TEST(MeCpu, FastFullSearchMatchesOracleRandomFrames) {
+  std::mt19937 rng(21);
+  const Plane ref = make_plane(64, 48, rng, 8);
+  const Plane cur = make_plane(64, 48, rng, 8);
+  std::vector<std::pair<int, int>> all;
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 4; ++x) all.push_back({x, y});
+  for (int lambda : {0, 4 * 65536, 40 * 65536}) {
+    check_against_oracle(cur, ref, 6, lambda, FullFastOptions{}, all, rng, 30);
+    FullFastOptions lo;
+    lo.rdo_low_complexity = true;
+    check_against_oracle(cur, ref, 6, lambda, lo, all, rng, 30);
+  }
+}
+
+TEST(MeCpu, PictureBordersAndVectorsPointingOutside) {
+  std::mt19937 rng(22);
+  const Plane ref = make_plane(48, 32, rng, 16);
+  const Plane cur = make_plane(48, 32, rng, 16);
+  // Corner macroblocks with predictors up to 100 pels away: windows entirely outside the picture and padding.
+  check_against_oracle(cur, ref, 10, 3 * 65536, FullFastOptions{}, {{0, 0}, {2, 0}, {0, 1}, {2, 1}}, rng, 400);
+}
+
+TEST(MeCpu, SearchRange1) {
+  std::mt19937 rng(23);
+  const Plane ref = make_plane(48, 48, rng, 4);
+  const Plane cur = make_plane(48, 48, rng, 4);
+  check_against_oracle(cur, ref, 1, 2 * 65536, FullFastOptions{}, {{0, 0}, {1, 1}, {2, 2}}, rng, 8);
+}
+
+TEST(MeCpu, SearchRange128) {
+  std::mt19937 rng(24);
+  const Plane ref = make_plane(32, 32, rng, 32);
+  const Plane cur = make_plane(32, 32, rng, 32);
+  // The window (257 x 257) is far larger than the picture: most positions read only replicated borders.
+  check_against_oracle(cur, ref, 128, 5 * 65536, FullFastOptions{}, {{1, 1}}, rng, 40);
+}
+
+// Maximal SADs with a huge lambda saturate the 16-bit screening: the search must fall back to the exact scan
+// and still agree with the oracle.
+TEST(MeCpu, SaturatedScreeningFallsBackToExactScan) {
+  Plane black, white;
+  black.alloc(48, 48, kLumaPad);
+  white.alloc(48, 48, kLumaPad);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x) white.at(x, y)[0] = 255;
+  black.extend_borders();
+  white.extend_borders();
+  std::mt19937 rng(31);
+  check_against_oracle(black, white, 6, 1 << 24, FullFastOptions{}, {{1, 1}, {0, 2}}, rng, 60);
+}
+
+// The tie rule: with equal costs the smaller spiral index around the centre wins; with RDOptimization 0 the
+// (0,0) vector beats every position of equal cost.
+TEST(MeCpu, TieRule) {
+  // Reference with horizontal period 8; the current picture is it moved by 4 pels, so SAD 0 at dx = +-4 (and
+  // +-12, ...): (-4,0) and (+4,0) tie exactly around a (0,0) predictor; (-4,0) has the smaller spiral index.
+  std::mt19937 rng(25);
+  Plane ref, cur;
+  ref.alloc(64, 64, kLumaPad);
+  cur.alloc(64, 64, kLumaPad);
+  uint8_t col[8][64];
+  for (auto& c : col)
+    for (auto& v : c) v = static_cast<uint8_t>(rng());
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x) {
+      ref.at(x, y)[0] = col[x & 7][y];
+      cur.at(x, y)[0] = col[(x + 4) & 7][y];
+    }
+  ref.extend_borders();
+  cur.extend_borders();
+  for (const PixelFuncs* px : variants()) {
+    FullFastSearch src(cur, {&ref}, 8, 4 * 65536, *px, FullFastOptions{});
+    src.begin_mb(1, 1, 0, MV(0, 0));
+    EXPECT_EQ(src.best(0, MV(0, 0)).mv, MV(-16, 0)) << px->name;
+    EXPECT_EQ(src.best(0, MV(0, 0)).sad, 0u);
+    // Predictor at +4 pel: now (+4,0) costs fewer bits and wins outright.
+    EXPECT_EQ(src.best(0, MV(16, 0)).mv, MV(16, 0));
+  }
+  // Flat pictures: every SAD is 0, the costs are the vector bits alone. Predictor (2, 0) rounds to the centre
+  // (4, 0); mv 0 and mv 4 both cost se_bits(+-2) = 5 bits: the centre (index 0) wins, except that with
+  // RDOptimization 0 the (0,0) vector is evaluated first and keeps the tie.
+  Plane flat_r, flat_c;
+  flat_r.alloc(48, 48, kLumaPad);
+  flat_c.alloc(48, 48, kLumaPad);
+  flat_r.extend_borders();
+  flat_c.extend_borders();
+  for (const PixelFuncs* px : variants()) {
+    FullFastSearch a(flat_c, {&flat_r}, 4, 65536, *px, FullFastOptions{});
+    a.begin_mb(1, 1, 0, MV(2, 0));
+    EXPECT_EQ(a.centre(), MV(4, 0));
+    EXPECT_EQ(a.best(0, MV(2, 0)).mv, MV(4, 0));
+    FullFastOptions lo;
+    lo.rdo_low_complexity = true;
+    FullFastSearch b(flat_c, {&flat_r}, 4, 65536, *px, lo);
+    b.begin_mb(1, 1, 0, MV(2, 0));
+    EXPECT_EQ(b.best(0, MV(2, 0)).mv, MV(0, 0));
+  }
+}
+
+TEST(MeCpu, GlobalShiftFoundExactly) {
+  // cur(x, y) = ref(x + 7, y - 3): every block matches at vector (+7, -3) pels. Blocks whose match lies inside
+  // the picture must find exactly that vector; at the right and top edges the replicated border makes other
+  // vectors match as well (with fewer bits), so there only a zero SAD is required.
+  std::mt19937 rng(26);
+  const Plane ref = make_plane(96, 64, rng);
+  Plane cur;
+  cur.alloc(96, 64, kLumaPad);
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 96; ++x) cur.at(x, y)[0] = static_cast<uint8_t>(pel(ref, x + 7, y - 3));
+  cur.extend_borders();
+  auto src = make_fullfast_source(cur, {&ref}, 16, 5 * 65536, pixel_best());
+  int exact = 0;
+  for (int my = 0; my < 4; ++my)
+    for (int mx = 0; mx < 6; ++mx) {
+      src->begin_mb(mx, my, 0, MV(0, 0));
+      for (int part = 0; part < kNumPartitions; ++part) {
+        const Candidate c = src->best(part, MV(0, 0));
+        const PartitionGeometry g = partition_geometry(part);
+        const int x = 16 * mx + 4 * g.x, y = 16 * my + 4 * g.y;
+        if (x + 7 + 4 * g.w <= 96 && y - 3 >= 0) {
+          ASSERT_EQ(c.mv, MV(28, -12)) << "mb " << mx << "," << my << " part " << part;
+          ++exact;
+        }
+        ASSERT_EQ(c.sad, 0u);
+      }
+    }
+  EXPECT_GT(exact, 600);  // most of the 24 * 41 partitions
+}
+
+TEST(MeCpu, InterleavedReferencesKeepTheirTables) {
+  std::mt19937 rng(27);
+  const Plane cur = make_plane(48, 48, rng, 8);
+  const Plane r0 = make_plane(48, 48, rng, 8);
+  const Plane r1 = make_plane(48, 48, rng, 8);
+  FullFastSearch src(cur, {&r0, &r1}, 5, 65536, pixel_best(), FullFastOptions{});
+  const Oracle o0(cur, r0, 1, 1, 5, MV(4, 0)), o1(cur, r1, 1, 1, 5, MV(-8, 4));
+  src.begin_mb(1, 1, 0, MV(4, 0));
+  src.begin_mb(1, 1, 1, MV(-8, 4));
+  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o1.best(3, MV(0, 0), 65536, false).mv);
+  src.begin_mb(1, 1, 0, MV(4, 0));  // switch back: same table
+  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o0.best(3, MV(0, 0), 65536, false).mv);
+  EXPECT_EQ(src.best(30, MV(8, 8)).mv, o0.best(30, MV(8, 8), 65536, false).mv);
+}
+
+// ---- Re-rank source ------------------------------------------------------------------------------------------
+TEST(MeCpu, RerankSourceMatchesOracle) {
+  std::mt19937 rng(28);
+  const int mbw = 3, mbs = 6, k = 8, refs = 2;
+  PictureCandidates pc;
+  pc.resize(refs, mbs, k);
+  for (auto& c : pc.data) {
+    c.mv = MV(4 * (static_cast<int>(rng() % 9) - 4), 4 * (static_cast<int>(rng() % 9) - 4));
+    c.sad = rng() % 6;  // small SADs: many exact ties
+  }
+  pc.at(1, 4, 7)[5].sad = UINT32_MAX;  // an empty slot is never chosen
+  const int lambda = 65536;
+  auto src = make_rerank_source(pc, mbw, lambda);
+  int ties = 0;
+  for (int ref = 0; ref < refs; ++ref)
+    for (int mb = 0; mb < mbs; ++mb) {
+      src->begin_mb(mb % mbw, mb / mbw, ref, MV(0, 0));
+      for (int part = 0; part < kNumPartitions; ++part) {
+        const MV pred(static_cast<int>(rng() % 17) - 8, static_cast<int>(rng() % 17) - 8);
+        const Candidate* c = pc.at(ref, mb, part);
+        int best = -1;
+        uint64_t bj = 0;
+        for (int i = 0; i < k; ++i) {
+          if (c[i].sad == UINT32_MAX) continue;
+          const uint64_t bits = se_bits(c[i].mv.x - pred.x) + se_bits(c[i].mv.y - pred.y);
+          const uint64_t j = (static_cast<uint64_t>(c[i].sad) << 16) + static_cast<uint64_t>(lambda) * bits;
+          if (best >= 0 && j == bj) ++ties;
+          if (best < 0 || j < bj) { best = i; bj = j; }
+        }
+        const Candidate got = src->best(part, pred);
+        ASSERT_EQ(got.mv, c[best].mv);
+        ASSERT_EQ(got.sad, c[best].sad);
+      }
+    }
+  EXPECT_GT(ties, 0);  // the data did exercise the stored-order tie rule
+}
+
+// ---- Sub-pel refinement ----------------------------------------------------------------------------------------
+// JM's sub_pel_motion_estimation transcribed over mc_luma and the reference pixel functions.
+MotionResult subpel_oracle(const Candidate& ic, int part, MV pred, const Plane& cur, const Plane& ref, int mx, int my,
+                           const MotionSearchParams& p) {
+  const PixelFuncs& px = pixel_ref();
+  const PartitionGeometry g = partition_geometry(part);
+  const int bx = 16 * mx + 4 * g.x, by = 16 * my + 4 * g.y, w = 4 * g.w, h = 4 * g.h;
+  int bs = 0;
+  for (int s = 0; s < kNumBlockSizes; ++s)
+    if (kBlockW[s] == w && kBlockH[s] == h) bs = s;
+  auto dist = [&](int metric, MV mv) -> uint64_t {
+    uint8_t buf[16 * 16];
+    mc_luma(buf, 16, ref, bx, by, mv, w, h);
+    const uint8_t* o = cur.at(bx, by);
+    const uint32_t d = metric ? px.satd[bs](o, cur.stride, buf, 16) : px.sad[bs](o, cur.stride, buf, 16);
+    return static_cast<uint64_t>(d) << 16;
+  };
+  auto bits = [&](int lambda, MV mv) {
+    return static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
+  };
+  const int sp[9][2] = {{0, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 0}, {1, 0}, {-1, 1}, {1, 1}};
+  MotionResult r{ic.mv, pred, (static_cast<uint64_t>(ic.sad) << 16) + bits(p.lambda_factor_fpel, ic.mv)};
+  if (p.disable_subpel) return r;
+  const int start_hp = p.hpel_metric == 0 ? 1 : 0, start_qp = p.hpel_metric == p.qpel_metric ? 1 : 0;
+  uint64_t minc = start_hp ? r.cost : UINT64_MAX;
+  MV centre = ic.mv, best = ic.mv;
+  for (int i = start_hp; i < 9; ++i) {
+    const MV c(centre.x + 2 * sp[i][0], centre.y + 2 * sp[i][1]);
+    uint64_t cost = bits(p.lambda_factor_hpel, c) + dist(p.hpel_metric, c);
+    if (i == 0 && p.zero_mv_bonus && ic.mv == MV(0, 0)) cost -= std::min<uint64_t>(cost, 16ull * p.lambda_factor_hpel);
+    if (cost < minc) { minc = cost; best = c; }
+  }
+  if (!start_qp) minc = UINT64_MAX;
+  centre = best;
+  for (int i = start_qp; i < 9; ++i) {
+    const MV c(centre.x + sp[i][0], centre.y + sp[i][1]);
+    const uint64_t cost = bits(p.lambda_factor_qpel, c) + dist(p.qpel_metric, c);
+    if (cost < minc) { minc = cost; best = c; }
+  }
+  r.mv = best;
+  r.cost = minc;
+  return r;
+}
+
+TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
+  std::mt19937 rng(29);
+  const Plane ref = make_plane(48, 48, rng, 1);
+  // Current = reference interpolated at (+5, -3) quarter pels plus noise, so sub-pel positions matter.
+  Plane cur;
+  cur.alloc(48, 48, kLumaPad);
+  for (int my = 0; my < 3; ++my)
+    for (int mx = 0; mx < 3; ++mx)
+      mc_luma(cur.at(16 * mx, 16 * my), cur.stride, ref, 16 * mx, 16 * my, MV(5, -3), 16, 16);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
+  cur.extend_borders();
+  const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
+  for (const PixelFuncs* px : variants())
+    for (auto& m : metrics)
+      for (bool disable : {false, true})
+        for (bool bonus : {false, true}) {
+          MotionSearchParams p{3 * 65536, 3 * 65536 + 7, 2 * 65536 + 5, m[0], m[1], disable};
+          p.zero_mv_bonus = bonus;
+          auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, *px);
+          for (int my = 0; my < 3; ++my)
+            for (int mx = 0; mx < 3; ++mx) {
+              src->begin_mb(mx, my, 0, MV(0, 0));
+              for (int part = 0; part < kNumPartitions; ++part) {
+                const MV pred(static_cast<int>(rng() % 13) - 6, static_cast<int>(rng() % 13) - 6);
+                const Candidate ic = src->best(part, pred);
+                const MotionResult got = motion_search_partition(*src, part, pred, cur.at(16 * mx, 16 * my), cur.stride,
+                                                                 ref, 16 * mx, 16 * my, p, *px);
+                const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
+                ASSERT_EQ(got.mv, want.mv) << px->name << " part " << part << " metrics " << m[0] << m[1];
+                ASSERT_EQ(got.cost, want.cost) << px->name << " part " << part;
+                ASSERT_EQ(got.pred, pred);
+              }
+            }
+        }
+}
+
+TEST(MeCpu, SubpelFindsInterpolatedShiftExactly) {
+  // Noise-free current = reference interpolated at (+5, -3) quarter pel (well inside the picture): the refinement
+  // must land on it with zero distortion; the integer stage finds (4, -4) next to it.
+  std::mt19937 rng(30);
+  const Plane ref = make_plane(64, 64, rng, 1);
+  Plane cur;
+  cur.alloc(64, 64, kLumaPad);
+  mc_luma(cur.at(16, 16), cur.stride, ref, 16, 16, MV(5, -3), 16, 16);
+  cur.extend_borders();
+  auto src = make_fullfast_source(cur, {&ref}, 8, 65536, pixel_best());
+  src->begin_mb(1, 1, 0, MV(4, -4));
+  MotionSearchParams p{65536, 65536, 65536, 2, 2, false};
+  const MotionResult r = motion_search_partition(*src, 0, MV(4, -4), cur.at(16, 16), cur.stride, ref, 16, 16, p,
+                                                 pixel_best());
+  EXPECT_EQ(r.mv, MV(5, -3));
+  EXPECT_EQ(r.cost, 65536ull * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
+}
+
+}  // namespace
+}  // namespace gme

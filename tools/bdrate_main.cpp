@@ -1,0 +1,192 @@
+// bdrate: Bjontegaard deltas (BD-rate %, BD-PSNR dB) of a test RD curve against an anchor, per component
+// Y, U, V and combined (4Y+U+V)/6. Inputs are read by encoder/rd_input.h; the math is encoder/bjontegaard.h.
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "encoder/bjontegaard.h"
+#include "encoder/rd_input.h"
+
+namespace {
+
+const char* kUsage =
+    "Usage: bdrate [options] ANCHOR TEST\n"
+    "       bdrate [options] -a SPEC [SPEC...] -t SPEC [SPEC...]\n"
+    "Bjontegaard delta rate (%) and PSNR (dB) of the TEST curve against the ANCHOR curve (>= 4 points each).\n"
+    "A SPEC is a file (CSV with kbps,psnr_y[,psnr_u,psnr_v] header; a StatsFile, one point; JM stats.dat or\n"
+    "log.dat; a lencod console log), FILE#KEY=VALUE,KEY~TEXT to keep matching CSV/log.dat rows, or @LIST.\n"
+    "Options:\n"
+    "  --pchip              piecewise cubic Hermite interpolation instead of the VCEG-M33 cubic fit\n"
+    "  -c, --component C    Y, U, V, YUV or a comma list (default: every component both curves have)\n"
+    "  --csv                print CSV (component,bd_rate_percent,bd_psnr_db,...) instead of a table\n"
+    "  -h, --help           this text\n"
+    "Positive BD-rate: the test needs more bits for the same PSNR; negative BD-PSNR: lower PSNR at equal rate.\n";
+
+struct Options {
+  std::vector<std::string> anchor, test;
+  gme::BdMethod method = gme::BdMethod::kPolynomial;
+  std::vector<int> components;  // 0 Y, 1 U, 2 V, 3 YUV; empty: automatic
+  bool csv = false;
+};
+
+const char* kComponentNames[4] = {"Y", "U", "V", "YUV"};
+
+double component(const gme::RdPoint& p, int c) {
+  switch (c) {
+    case 0: return p.psnr_y;
+    case 1: return p.psnr_u;
+    case 2: return p.psnr_v;
+    default: return p.psnr_yuv;
+  }
+}
+
+bool has_component(const std::vector<gme::RdPoint>& pts, int c) {
+  for (const auto& p : pts)
+    if (std::isnan(component(p, c))) return false;
+  return true;
+}
+
+// Returns false (with the message printed) on a bad command line.
+bool parse_args(int argc, char** argv, Options* o, bool* help) {
+  std::vector<std::string> positional;
+  std::vector<std::string>* target = nullptr;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      *help = true;
+      return true;
+    } else if (a == "--pchip") {
+      o->method = gme::BdMethod::kPchip;
+    } else if (a == "--csv") {
+      o->csv = true;
+    } else if (a == "-a" || a == "--anchor") {
+      target = &o->anchor;
+    } else if (a == "-t" || a == "--test") {
+      target = &o->test;
+    } else if (a == "-c" || a == "--component") {
+      if (++i >= argc) {
+        std::fprintf(stderr, "bdrate: error: %s needs a value (Y, U, V, YUV)\n", a.c_str());
+        return false;
+      }
+      std::string list = argv[i];
+      size_t start = 0;
+      while (start <= list.size()) {
+        const size_t comma = list.find(',', start);
+        std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        int found = -1;
+        for (int c = 0; c < 4; c++)
+          if (name == kComponentNames[c]) found = c;
+        if (found < 0) {
+          std::fprintf(stderr, "bdrate: error: component '%s' unknown, expected Y, U, V or YUV\n", name.c_str());
+          return false;
+        }
+        o->components.push_back(found);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (a.size() > 1 && a[0] == '-' && a[1] != '\0' && !std::isdigit(static_cast<unsigned char>(a[1]))) {
+      std::fprintf(stderr, "bdrate: error: unknown option '%s' (see bdrate --help)\n", a.c_str());
+      return false;
+    } else if (target) {
+      target->push_back(a);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (o->anchor.empty() && o->test.empty()) {
+    if (positional.size() != 2) {
+      std::fprintf(stderr, "bdrate: error: expected ANCHOR and TEST (got %zu argument%s; see bdrate --help)\n",
+                   positional.size(), positional.size() == 1 ? "" : "s");
+      return false;
+    }
+    o->anchor.push_back(positional[0]);
+    o->test.push_back(positional[1]);
+  } else if (!positional.empty() || o->anchor.empty() || o->test.empty()) {
+    std::fprintf(stderr, "bdrate: error: give the curves either as ANCHOR TEST or as -a SPEC... -t SPEC...\n");
+    return false;
+  }
+  return true;
+}
+
+std::vector<gme::RdPoint> read_curve(const std::vector<std::string>& specs) {
+  std::vector<gme::RdPoint> pts;
+  for (const auto& s : specs) {
+    const auto more = gme::read_rd_points(s);
+    pts.insert(pts.end(), more.begin(), more.end());
+  }
+  return pts;
+}
+
+std::string describe(const std::vector<std::string>& specs) {
+  std::string d;
+  for (const auto& s : specs) d += (d.empty() ? "" : " ") + s;
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool help = false;
+  if (!parse_args(argc, argv, &o, &help)) return 2;
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  try {
+    const std::vector<gme::RdPoint> anchor = read_curve(o.anchor), test = read_curve(o.test);
+    std::vector<int> comps = o.components;
+    if (comps.empty()) {
+      for (int c = 0; c < 4; c++)
+        if (has_component(anchor, c) && has_component(test, c)) comps.push_back(c);
+    } else {
+      for (int c : comps) {
+        if (!has_component(anchor, c) || !has_component(test, c))
+          throw gme::RdInputError(std::string("component ") + kComponentNames[c] + " is missing from the " +
+                                  (has_component(anchor, c) ? "test" : "anchor") + " curve");
+      }
+    }
+    std::vector<gme::BdResult> results;
+    for (int c : comps) {
+      gme::BdCurve a{"anchor", {}, {}}, t{"test", {}, {}};
+      for (const auto& p : anchor) { a.kbps.push_back(p.kbps); a.psnr.push_back(component(p, c)); }
+      for (const auto& p : test) { t.kbps.push_back(p.kbps); t.psnr.push_back(component(p, c)); }
+      a.name = std::string("anchor ") + kComponentNames[c];
+      t.name = std::string("test ") + kComponentNames[c];
+      results.push_back(gme::bjontegaard(a, t, o.method));
+    }
+    if (o.csv) {
+      std::printf("component,bd_rate_percent,bd_psnr_db,overlap_kbps_lo,overlap_kbps_hi,overlap_psnr_lo,"
+                  "overlap_psnr_hi\n");
+      for (size_t i = 0; i < comps.size(); i++) {
+        const auto& r = results[i];
+        std::printf("%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", kComponentNames[comps[i]], r.bd_rate_percent, r.bd_psnr_db,
+                    r.overlap_kbps_lo, r.overlap_kbps_hi, r.overlap_psnr_lo, r.overlap_psnr_hi);
+      }
+      return 0;
+    }
+    std::printf("anchor : %zu points  %s\n", anchor.size(), describe(o.anchor).c_str());
+    std::printf("test   : %zu points  %s\n", test.size(), describe(o.test).c_str());
+    std::printf("method : %s\n\n", gme::bd_method_name(o.method));
+    std::printf("component  BD-rate (%%)  BD-PSNR (dB)  rate overlap (kbit/s)   PSNR overlap (dB)\n");
+    for (size_t i = 0; i < comps.size(); i++) {
+      const auto& r = results[i];
+      char rate[48], psnr[48];
+      std::snprintf(rate, sizeof rate, "%.2f-%.2f", r.overlap_kbps_lo, r.overlap_kbps_hi);
+      std::snprintf(psnr, sizeof psnr, "%.3f-%.3f", r.overlap_psnr_lo, r.overlap_psnr_hi);
+      std::printf("%-9s  %11.3f  %12.4f  %-22s  %s\n", kComponentNames[comps[i]], r.bd_rate_percent, r.bd_psnr_db,
+                  rate, psnr);
+    }
+    if (comps.size() < 4 && o.components.empty())
+      std::printf("(components missing from a curve are left out)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bdrate: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
