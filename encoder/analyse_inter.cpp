@@ -100,7 +100,7 @@ struct Searcher {
                                              c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
     const double total = std::chrono::duration<double>(Clock::now() - t0).count();
     ic.times->subpel_me += total - (ic.times->integer_me - int_before);
-    int64_t cost = static_cast<int64_t>(r.cost);
+    int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
     *mv_out = r.mv;
     if (c.p->rd_optimization == 0 && part == kPart16x16 && skip_cost < cost) {
       cost = skip_cost;
@@ -149,6 +149,52 @@ void sub_parts(SubMbType t, int b8, int* first, int* n) {
   }
 }
 
+// JM rdcost_for_8x8blocks (RDOptimization 1, 4:2:0): SSD of the 8x8 luma after coding it (with the 8x8 threshold)
+// + lambda_md * (ue(sub_mb_type) + ref_idx te(v) + mvd bits + CAVLC bits of its four 4x4 blocks when any level
+// survives); a distortion already >= the best cost is returned alone. nz holds JM's nz_coeff of this macroblock as
+// the decision sees it (stale values from the previous picture, then whatever the last trial wrote).
+int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int ref, const MV mvs[4], MbInfo& nz,
+                   int64_t min_rdcost) {
+  int first, n;
+  sub_parts(st, b8, &first, &n);
+  MbCoding mb;
+  mb.type = MbType::P8x8;
+  for (int i = 0; i < 4; ++i) mb.sub_type[i] = st;
+  mb.ref_idx[b8] = static_cast<int8_t>(ref);
+  uint8_t pred[256];
+  const Frame& rf = *c.refs[ref];
+  for (int i = 0; i < n; ++i) {
+    const PartitionGeometry g = partition_geometry(first + i);
+    mc_luma(pred + 4 * g.x + 64 * g.y, 16, rf.plane[0], 16 * c.mb_x + 4 * g.x, 16 * c.mb_y + 4 * g.y, mvs[i], 4 * g.w,
+            4 * g.h);
+  }
+  const int cnt_nonz = code_inter_luma8x8(c, b8, pred, mb);
+  const int px = 16 * c.mb_x + 8 * (b8 & 1), py = 16 * c.mb_y + 8 * (b8 >> 1);
+  const int64_t d = static_cast<int64_t>(c.px->ssd[kB8x8](c.src->plane[0].at(px, py), c.src->plane[0].stride,
+                                                          c.rec->plane[0].at(px, py), c.rec->plane[0].stride))
+                    << kLambdaBits;
+  if (d >= min_rdcost) return d;
+  int rate = ue_bits(static_cast<uint32_t>(st));
+  if (c.num_ref_idx_active > 1)
+    rate += c.num_ref_idx_active == 2 ? 1 : ue_bits(static_cast<uint32_t>(ref));
+  for (int i = 0; i < n; ++i) {  // mvds against the predictors of the state built so far
+    const PartitionGeometry g = partition_geometry(first + i);
+    const MV pred_mv = predict_mv(s.mvctx(), g.x, g.y, g.w, g.h, ref);
+    rate += se_bits(mvs[i].x - pred_mv.x) + se_bits(mvs[i].y - pred_mv.y);
+    s.set_state(first + i, ref, mvs[i]);
+  }
+  if (cnt_nonz) {
+    for (int i = 0; i < 4; ++i) {
+      const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
+      rate += luma4x4_coeff_bits(c, nz, blk, mb.luma[blk]);
+      int tc = 0;
+      for (int k = 0; k < 16; ++k) tc += mb.luma[blk][k] != 0;
+      nz.total_coeff[blk] = static_cast<uint8_t>(tc);
+    }
+  }
+  return d + static_cast<int64_t>(c.lam.md_factor) * rate;
+}
+
 // Motion search of the 16x16 / 16x8 / 8x16 / P8x8 candidates; fills their MbCoding (type, refs, mvs).
 void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   const EncoderParams& p = *c.p;
@@ -178,9 +224,16 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   if (!(p.p_search[4] || p.p_search[5] || p.p_search[6] || p.p_search[7])) return;
   MbCoding& mb = cand[3].mb;
   mb.type = MbType::P8x8;
+  const bool rd = p.rd_optimization != 0;
+  MbInfo nz;  // JM's nz_coeff of this macroblock during the P8x8 decision (RDOptimization 1)
+  nz.slice_id = c.slice_id;
+  if (rd && c.prev_mbs) {
+    const MbInfo& prev = c.prev_mbs[c.mb_y * c.mb_w + c.mb_x];
+    for (int i = 0; i < 16; ++i) nz.total_coeff[i] = prev.total_coeff[i];
+  }
   int64_t total = 0;
   for (int b8 = 0; b8 < 4; ++b8) {
-    int64_t best8 = kMaxCost;
+    int64_t best8 = kMaxCost, best_rd = kMaxCost;
     for (int st = 0; st < 4; ++st) {
       if (!p.p_search[4 + st]) continue;
       int first, n;
@@ -204,9 +257,20 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
           }
         }
       }
-      // JM: + lambda_mf[Q_PEL] * refbits[sub_mb_type] (only with several references), - 1.
-      const int64_t cost = best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1;
-      if (cost < best8) {
+      bool better;
+      int64_t cost;
+      if (rd) {
+        // md_high.c: submacroblock_mode_decision_p_slice, rdcost_for_8x8blocks.
+        cost = best_ref_cost;
+        const int64_t rdc = rdcost_8x8(c, s, b8, static_cast<SubMbType>(st), best_ref, best_mv, nz, best_rd);
+        better = rdc < best_rd;
+        if (better) best_rd = rdc;
+      } else {
+        // JM low complexity: + lambda_mf[Q_PEL] * refbits[sub_mb_type] (only with several references), - 1.
+        cost = best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1;
+        better = cost < best8;
+      }
+      if (better) {
         best8 = cost;
         mb.sub_type[b8] = static_cast<SubMbType>(st);
         mb.ref_idx[b8] = static_cast<int8_t>(best_ref);
@@ -273,8 +337,10 @@ int64_t rd_cost_skip(const MbContext& c) {
     d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
   // JM (use_of_cc): the skip costs the growth of the pending mb_skip_run code.
   const int bits = ue_bits(static_cast<uint32_t>(c.skip_run + 1)) - ue_bits(static_cast<uint32_t>(c.skip_run));
-  return static_cast<int64_t>((d << kLambdaBits) +
-                              static_cast<uint64_t>(c.lam.md_factor) * static_cast<uint64_t>(bits > 0 ? bits : 0));
+  // RDCost_for_macroblocks charges lambda / 2 when the rate is 0 (ForceTrueRateRDO = 0).
+  const uint64_t rate = bits > 0 ? static_cast<uint64_t>(c.lam.md_factor) * static_cast<uint64_t>(bits)
+                                 : static_cast<uint64_t>(c.lam.md_factor) / 2;
+  return static_cast<int64_t>((d << kLambdaBits) + rate);
 }
 
 }  // namespace
@@ -292,6 +358,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   make_skip(c, skip);
 
   int64_t result;
+  double coding_s = 0;  // RDOptimization 0: the coding after the decision
   if (p.rd_optimization == 0) {
     // md_low.c: the cheapest inter mode by motion cost, then intra by its low-complexity cost.
     int64_t min_cost = kMaxCost;
@@ -320,6 +387,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       }
       intra.chroma_mode = chroma_mode;
     }
+    const auto t_code = Clock::now();
     if (intra_best) {
       // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
       if (intra.type == MbType::I16x16) code_intra16x16(c, intra);
@@ -336,6 +404,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
         code_inter_candidate(c, out);
       }
     }
+    coding_s = std::chrono::duration<double>(Clock::now() - t_code).count();
     result = min_cost;
   } else {
     // md_high.c: every candidate coded, SSD + lambda * bits, in mb_mode_table order, strictly better wins.
@@ -373,7 +442,8 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     result = best_cost;
   }
   const double me = ic.times->integer_me + ic.times->subpel_me - me_before;
-  ic.times->mode_decision += std::chrono::duration<double>(Clock::now() - t_md).count() - me;
+  ic.times->mode_decision += std::chrono::duration<double>(Clock::now() - t_md).count() - me - coding_s;
+  ic.times->coding += coding_s;
   return result;
 }
 

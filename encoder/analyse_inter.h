@@ -5,8 +5,8 @@
 //    by these costs, then Intra4x4 (cost <=) and Intra16x16 (cost <) by their low-complexity costs. A chosen
 //    16x16 with ref 0, the P_Skip vector and no coded residual becomes P_Skip.
 //  * RDOptimization = 1 (md_high.c): the same motion search (lambda_mf from sqrt(lambda_md), reference by the full
-//    lambda), then P_Skip, 16x16, 16x8, 8x16, P8x8 and the intra types by SSD + lambda_md * real bits.
-//    Simplification: the P8x8 sub-partition types are chosen by motion cost as in the low-complexity path.
+//    lambda_mf[Q_PEL]), P8x8 sub types by JM's 8x8 RD cost (rdcost_for_8x8blocks), then P_Skip, 16x16, 16x8, 8x16,
+//    P8x8 and the intra types by SSD + lambda_md * real bits.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,6 @@
 #include "encoder/analyse_intra.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -239,7 +240,7 @@ uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
   return dist_fp(d) + rate_fp(c.lam.md_factor, bw.bits());
 }
 
-uint64_t analyse_intra(const MbContext& c, MbCoding& out) {
+uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds) {
   const EncoderParams& p = *c.p;
   const bool use_i4 = !p.disable_intra4x4;
   const bool use_i16 = !p.disable_intra16x16 || p.disable_intra4x4;  // one intra type must remain
@@ -260,11 +261,14 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out) {
         out = MbCoding();
         out.type = MbType::I16x16;
         out.i16_mode = mode;
-        code_intra16x16(c, out);
       }
     }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (out.type == MbType::I16x16) code_intra16x16(c, out);
     out.chroma_mode = chroma_mode;
     code_chroma_intra(c, out);
+    if (coding_seconds)
+      *coding_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return best;
   }
 

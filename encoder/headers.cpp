@@ -75,7 +75,7 @@ std::vector<uint8_t> write_pps(const SequenceHeader& h) {
 
 void write_slice_header(BitWriter& bw, const SequenceHeader& h, const SliceHeader& s) {
   bw.ue(static_cast<uint32_t>(s.first_mb));
-  bw.ue(s.is_p ? 0u : 2u);  // slice_type P or I (values 0..4: other slices of the picture may differ)
+  bw.ue(s.is_p ? 5u : 7u);  // slice_type P or I + 5: every slice of the picture has this type (as JM writes it)
   bw.ue(0);                 // pic_parameter_set_id
   bw.put(h.log2_max_frame_num, static_cast<uint32_t>(s.frame_num));
   if (s.idr) bw.ue(static_cast<uint32_t>(s.idr_pic_id));

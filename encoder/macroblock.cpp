@@ -244,50 +244,62 @@ void code_inter(const MbContext& c, const uint8_t luma[256], const uint8_t chrom
     std::memset(mb.luma, 0, sizeof(mb.luma));
     return;
   }
-  const uint8_t* src = src_luma(c);
-  const int ss = c.src->plane[0].stride;
   int cbp = 0, mb_cost = 0;
   for (int b8 = 0; b8 < 4; ++b8) {
-    int cost8 = 0;
-    bool nz8 = false;
-    for (int i = 0; i < 4; ++i) {
-      const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
-      const int off = 4 * (blk & 3) + 64 * (blk >> 2);
-      int d[16], coef[16];
-      diff4x4(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, luma + off, 16, d);
-      fdct4x4(d, coef);
-      if (quant4x4(coef, c.qp, c.quant_offset, 0, mb.luma[blk])) {
-        nz8 = true;
-        cost8 += coeff_cost(mb.luma[blk], 0);
-      }
-    }
-    if (nz8 && cost8 <= 4) {  // JM _LUMA_COEFF_COST_: a few isolated +-1 levels are not worth their bits
-      for (int i = 0; i < 4; ++i)
-        std::memset(mb.luma[2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1)], 0, sizeof(mb.luma[0]));
-      nz8 = false;
-      cost8 = 0;
-    }
-    if (nz8) cbp |= 1 << b8;
+    const int cost8 = code_inter_luma8x8(c, b8, luma, mb);
+    if (cost8) cbp |= 1 << b8;
     mb_cost += cost8;
   }
   if (cbp && mb_cost <= 5) {  // JM _LUMA_MB_COEFF_COST_
     std::memset(mb.luma, 0, sizeof(mb.luma));
     cbp = 0;
   }
-  for (int blk = 0; blk < 16; ++blk) {
-    const int off = 4 * (blk & 3) + 64 * (blk >> 2);
-    uint8_t* dst = rec + 4 * (blk & 3) + 4 * (blk >> 2) * rp.stride;
-    if (cbp & (1 << ((blk >> 3) * 2 + ((blk & 3) >> 1)))) {
-      int dq[16], r[16];
-      dequant4x4(mb.luma[blk], c.qp, 0, dq);
-      idct4x4(dq, r);
-      add_residual4x4(luma + off, 16, r, dst, rp.stride);
-    } else {
-      copy4x4(luma + off, 16, dst, rp.stride);
-    }
+  if (cbp == 0) {  // (re)write the prediction: an 8x8 may have been reconstructed before the macroblock threshold
+    for (int y = 0; y < 16; ++y) std::memcpy(rec + y * rp.stride, luma + 16 * y, 16);
   }
   mb.cbp = cbp;
   code_chroma(c, chroma, mb);
+}
+
+int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCoding& mb) {
+  const uint8_t* src = src_luma(c);
+  const int ss = c.src->plane[0].stride;
+  Plane& rp = c.rec->plane[0];
+  uint8_t* rec = rec_luma(c);
+  int cost8 = 0;
+  bool nz8 = false;
+  int blks[4];
+  for (int i = 0; i < 4; ++i) {
+    const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
+    blks[i] = blk;
+    const int off = 4 * (blk & 3) + 64 * (blk >> 2);
+    int d[16], coef[16];
+    diff4x4(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, d);
+    fdct4x4(d, coef);
+    if (quant4x4(coef, c.qp, c.quant_offset, 0, mb.luma[blk])) {
+      nz8 = true;
+      cost8 += coeff_cost(mb.luma[blk], 0);
+    }
+  }
+  if (nz8 && cost8 <= 4) {  // JM _LUMA_COEFF_COST_: a few isolated +-1 levels are not worth their bits
+    for (int i = 0; i < 4; ++i) std::memset(mb.luma[blks[i]], 0, sizeof(mb.luma[0]));
+    nz8 = false;
+  }
+  if (!nz8) cost8 = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int blk = blks[i];
+    const int off = 4 * (blk & 3) + 64 * (blk >> 2);
+    uint8_t* dst = rec + 4 * (blk & 3) + 4 * (blk >> 2) * rp.stride;
+    if (nz8) {
+      int dq[16], r[16];
+      dequant4x4(mb.luma[blk], c.qp, 0, dq);
+      idct4x4(dq, r);
+      add_residual4x4(pred + off, 16, r, dst, rp.stride);
+    } else {
+      copy4x4(pred + off, 16, dst, rp.stride);
+    }
+  }
+  return cost8;
 }
 
 void compute_mvd(const MbContext& c, MbCoding& mb) {
@@ -397,7 +409,10 @@ int mb_type_code(const MbContext& c, const MbCoding& mb) {
     case MbType::P16x16: return 0;
     case MbType::P16x8: return 1;
     case MbType::P8x16: return 2;
-    case MbType::P8x8: return 3;
+    case MbType::P8x8:
+      // JM (MBType2Value with ZeroRef, CAVLC): a P8x8 whose four references are all 0 is written as P_8x8ref0,
+      // which leaves out the ref_idx fields.
+      return (mb.ref_idx[0] | mb.ref_idx[1] | mb.ref_idx[2] | mb.ref_idx[3]) == 0 ? 4 : 3;
     default: return 4;  // P8x8Ref0 (never chosen)
   }
 }
@@ -489,7 +504,7 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
     int first[16];
     const int n = partition_blocks(mb, first);
     const int nparts8 = mb.type == MbType::P16x16 ? 1 : (mb.type == MbType::P8x8 ? 4 : 2);
-    if (c.num_ref_idx_active > 1) {
+    if (c.num_ref_idx_active > 1 && mb_type_code(c, mb) != 4) {
       for (int i = 0; i < nparts8; ++i) {
         const int b8 = mb.type == MbType::P16x8 ? 2 * i : i;  // the partition's first 8x8
         bw.te(c.num_ref_idx_active - 1, static_cast<uint32_t>(mb.ref_idx[b8]));

@@ -30,6 +30,7 @@ struct MbContext {
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
   const Frame* const* refs = nullptr;  // P slices: list 0, index = ref_idx (Frame::id gives MbInfo::ref_id)
   int skip_run = 0;             // P slices: mb_skip_run pending before this macroblock (rate of P_Skip in RD)
+  const MbInfo* prev_mbs = nullptr;  // the previous picture's macroblocks (JM's stale nz_coeff, analyse_inter)
   int mb_x = 0, mb_y = 0;       // the macroblock being coded
 
   // Neighbour macroblock (dx, dy in -1..1) in the same slice, or nullptr.
@@ -86,6 +87,10 @@ void predict_inter(const MbContext& c, const MbCoding& mb, uint8_t luma[256], ui
 // Inter residual: luma 4x4 blocks with JM's coefficient thresholding (8x8 cost <= 4 and macroblock cost <= 5 drop
 // the luma residual), then chroma; reconstructs. P_Skip: the prediction becomes the reconstruction.
 void code_inter(const MbContext& c, const uint8_t luma[256], const uint8_t chroma[2][64], MbCoding& mb);
+// Luma residual of one 8x8 (b8) of an inter macroblock against prediction pred (16x16 buffer, stride 16): levels
+// into mb.luma, JM's 8x8 thresholding (coefficient cost <= 4 drops the block), reconstruction into the picture.
+// Returns the remaining coefficient cost (JM cnt_nonz; 0 when nothing is coded).
+int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCoding& mb);
 // Sets mb.mvd from mb.mv and the motion vector predictors of its partitions in decoding order.
 void compute_mvd(const MbContext& c, MbCoding& mb);
 // Chroma intra prediction of mode mb.chroma_mode, then code_chroma.

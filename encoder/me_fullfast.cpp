@@ -4,6 +4,15 @@
 #include <climits>
 
 namespace gme {
+namespace {
+
+// se_bits() (types.h) without its loop: the per-query cost tables need 2 (2 SR + 1) of these.
+inline int mv_bits(int v) {
+  const unsigned code_num = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);
+  return 2 * (31 - __builtin_clz(code_num + 1)) + 1;
+}
+
+}  // namespace
 
 void level_mv_limits(int level_idc, int* min_y, int* max_y) {
   // LEVELVMVLIMIT, quarter-pel column (level 1b, level_idc 9, shares level 1's limit).
@@ -134,8 +143,8 @@ Candidate FullFastSearch::best(int part, MV pred) {
   // q = sad + (mx >> 16) + (my >> 16) satisfies q <= J >> 16 <= q + 1, so only positions with q <= min q + 1 can
   // hold the minimum J; the kernel returns a superset of those, which are then compared exactly.
   for (int c = 0; c < width_; ++c) {
-    cx_[c] = static_cast<uint32_t>(lambda_) * se_bits(t.centre.x + 4 * (c - sr_) - pred.x);
-    cy_[c] = static_cast<uint32_t>(lambda_) * se_bits(t.centre.y + 4 * (c - sr_) - pred.y);
+    cx_[c] = static_cast<uint32_t>(lambda_) * mv_bits(t.centre.x + 4 * (c - sr_) - pred.x);
+    cy_[c] = static_cast<uint32_t>(lambda_) * mv_bits(t.centre.y + 4 * (c - sr_) - pred.y);
     hx_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cx_[c] >> 16));
     hy_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cy_[c] >> 16));
   }
@@ -148,7 +157,7 @@ Candidate FullFastSearch::best(int part, MV pred) {
   int best_rank = INT_MAX, best_pos = 0;
   const int zpos = (-t.centre.y / 4 + sr_) * stride_ + (-t.centre.x / 4 + sr_);
   for (int k = 0; k < ncand; ++k) {
-    const int pos = cand_[k], r = pos / stride_, c = pos - r * stride_;
+    const int r = cand_[k] >> 16, c = cand_[k] & 0xFFFF, pos = r * stride_ + c;
     // Collected under an earlier, higher running minimum:
     if (static_cast<uint32_t>(sad[pos] + hx_[c] + hy_[r]) > limit) continue;
     const uint64_t j = (static_cast<uint64_t>(sad[pos]) << kLambdaBits) + cx_[c] + cy_[r];

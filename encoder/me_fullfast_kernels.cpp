@@ -72,8 +72,9 @@ uint32_t screen_c(const uint16_t* sad, int width, int stride, const uint16_t* hx
       row_min = std::min<int>(row_min, q[c]);
     }
     cur_min = std::min(cur_min, row_min);
+    if (cur_min >= 0xFFFE) continue;  // the caller falls back to the exact scan
     for (int c = 0; c < width; ++c)
-      if (q[c] <= cur_min + 1) cand[n++] = r * stride + c;
+      if (q[c] <= cur_min + 1) cand[n++] = (r << 16) | c;
   }
   *ncand = n;
   return static_cast<uint32_t>(cur_min);
@@ -152,7 +153,7 @@ uint32_t screen_sse2(const uint16_t* sad, int width, int stride, const uint16_t*
         const int lane = __builtin_ctz(mask) >> 1;
         mask &= mask - 1;
         mask &= mask - 1;  // two bits per 16-bit lane
-        cand[n++] = r * stride + c + lane;
+        cand[n++] = (r << 16) | (c + lane);
       }
     }
   }
@@ -161,6 +162,70 @@ uint32_t screen_sse2(const uint16_t* sad, int width, int stride, const uint16_t*
 }
 
 #define GME_AVX2 __attribute__((target("avx2")))
+
+// 8x8 transposes of 16-bit elements in both 128-bit halves at once.
+GME_AVX2 inline void transpose8x8x2_epi16(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  u[0] = _mm256_unpacklo_epi32(t[0], t[2]); u[1] = _mm256_unpackhi_epi32(t[0], t[2]);
+  u[2] = _mm256_unpacklo_epi32(t[1], t[3]); u[3] = _mm256_unpackhi_epi32(t[1], t[3]);
+  u[4] = _mm256_unpacklo_epi32(t[4], t[6]); u[5] = _mm256_unpackhi_epi32(t[4], t[6]);
+  u[6] = _mm256_unpacklo_epi32(t[5], t[7]); u[7] = _mm256_unpackhi_epi32(t[5], t[7]);
+  r[0] = _mm256_unpacklo_epi64(u[0], u[4]); r[1] = _mm256_unpackhi_epi64(u[0], u[4]);
+  r[2] = _mm256_unpacklo_epi64(u[1], u[5]); r[3] = _mm256_unpackhi_epi64(u[1], u[5]);
+  r[4] = _mm256_unpacklo_epi64(u[2], u[6]); r[5] = _mm256_unpackhi_epi64(u[2], u[6]);
+  r[6] = _mm256_unpacklo_epi64(u[3], u[7]); r[7] = _mm256_unpackhi_epi64(u[3], u[7]);
+}
+
+// Sixteen positions at a time. packs of a position's two 8-block halves gives, per 128-bit half, blocks
+// {0-3, 8-11} (low) and {4-7, 12-15} (high); transposing positions 0-7 and 8-15 separately and joining the
+// matching halves gives each block over 16 positions.
+GME_AVX2 void row_partitions_avx2(const uint32_t* raw, uint16_t* const dst[41], int count) {
+  static constexpr int kLow[8] = {0, 1, 2, 3, 8, 9, 10, 11}, kHigh[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+  for (int k0 = 0; k0 < count; k0 += 16) {
+    __m256i a[8], b[8];
+    for (int k = 0; k < 8; ++k) {
+      const __m256i* p = reinterpret_cast<const __m256i*>(raw + 16 * (k0 + k));
+      const __m256i* q = reinterpret_cast<const __m256i*>(raw + 16 * (k0 + 8 + k));
+      a[k] = _mm256_packs_epi32(_mm256_loadu_si256(p), _mm256_loadu_si256(p + 1));
+      b[k] = _mm256_packs_epi32(_mm256_loadu_si256(q), _mm256_loadu_si256(q + 1));
+    }
+    transpose8x8x2_epi16(a);
+    transpose8x8x2_epi16(b);
+    __m256i blk[16];
+    for (int j = 0; j < 8; ++j) {
+      blk[kLow[j]] = _mm256_permute2x128_si256(a[j], b[j], 0x20);
+      blk[kHigh[j]] = _mm256_permute2x128_si256(a[j], b[j], 0x31);
+    }
+    // partitions_from_blocks() spelled out: a generic lambda would not inherit the avx2 target.
+    auto st = [&](int part, __m256i v) GME_AVX2 { _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[part] + k0), v); };
+    __m256i b8sum[4];
+    for (int b8 = 0; b8 < 4; ++b8) {
+      const __m256i s0 = blk[raster_of(b8, 0)], s1 = blk[raster_of(b8, 1)];
+      const __m256i s2 = blk[raster_of(b8, 2)], s3 = blk[raster_of(b8, 3)];
+      st(25 + 4 * b8, s0);
+      st(26 + 4 * b8, s1);
+      st(27 + 4 * b8, s2);
+      st(28 + 4 * b8, s3);
+      const __m256i top = _mm256_adds_epu16(s0, s1), bottom = _mm256_adds_epu16(s2, s3);
+      st(9 + 2 * b8, top);
+      st(10 + 2 * b8, bottom);
+      st(17 + 2 * b8, _mm256_adds_epu16(s0, s2));
+      st(18 + 2 * b8, _mm256_adds_epu16(s1, s3));
+      b8sum[b8] = _mm256_adds_epu16(top, bottom);
+      st(5 + b8, b8sum[b8]);
+    }
+    const __m256i t16 = _mm256_adds_epu16(b8sum[0], b8sum[1]), b16 = _mm256_adds_epu16(b8sum[2], b8sum[3]);
+    st(1, t16);
+    st(2, b16);
+    st(3, _mm256_adds_epu16(b8sum[0], b8sum[2]));
+    st(4, _mm256_adds_epu16(b8sum[1], b8sum[3]));
+    st(0, _mm256_adds_epu16(t16, b16));
+  }
+}
 
 GME_AVX2 uint32_t screen_avx2(const uint16_t* sad, int width, int stride, const uint16_t* hx, const uint16_t* hy,
                               int* cand, int* ncand) {
@@ -192,7 +257,7 @@ GME_AVX2 uint32_t screen_avx2(const uint16_t* sad, int width, int stride, const 
         const int lane = __builtin_ctz(mask) >> 1;
         mask &= mask - 1;
         mask &= mask - 1;
-        cand[n++] = r * stride + c + lane;
+        cand[n++] = (r << 16) | (c + lane);
       }
     }
   }
@@ -204,7 +269,7 @@ GME_AVX2 uint32_t screen_avx2(const uint16_t* sad, int width, int stride, const 
 const FullFastKernels kPlain = {row_partitions_c, screen_c, "c"};
 #if defined(GME_FF_X86)
 const FullFastKernels kSse2 = {row_partitions_sse2, screen_sse2, "sse2"};
-const FullFastKernels kAvx2 = {row_partitions_sse2, screen_avx2, "avx2"};
+const FullFastKernels kAvx2 = {row_partitions_avx2, screen_avx2, "avx2"};
 #endif
 
 }  // namespace

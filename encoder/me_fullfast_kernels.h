@@ -15,8 +15,10 @@ struct FullFastKernels {
   void (*row_partitions)(const uint32_t* raw, uint16_t* const dst[41], int count);
   // Screens a partition's SAD table (width x width positions, rows `stride` apart, padding 0xFFFF-ish) for
   // q = sat16(sad + hx[col] + hy[row]). Returns min q (0xFFFF if none is smaller) and writes to cand[] the
-  // positions (row * stride + col) whose q was <= (running minimum + 1) when visited: a superset of those with
-  // q <= min q + 1. hx has `stride` entries (0xFFFF in the padding), hy `width`.
+  // positions ((row << 16) | col) whose q was <= (running minimum + 1) when visited: a superset of those with
+  // q <= min q + 1 (once the running minimum reaches 0xFFFE nothing more is collected: the caller then uses its
+  // exact scan). hx has `stride` entries (0xFFFF in the padding), hy `width`. Rows are visited from the centre
+  // outwards, identically in every variant, so all variants return the same list.
   uint32_t (*screen)(const uint16_t* sad, int width, int stride, const uint16_t* hx, const uint16_t* hy, int* cand,
                      int* ncand);
   const char* name;

@@ -1,6 +1,8 @@
 #include "encoder/motion_search.h"
 
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -167,7 +169,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   MotionResult res;
   res.pred = pred;
   res.mv = ic.mv;
-  res.cost = motion_cost(ic.sad, p.lambda_factor_fpel, ic.mv, pred);
+  res.cost = static_cast<int64_t>(motion_cost(ic.sad, p.lambda_factor_fpel, ic.mv, pred));
   if (p.disable_subpel) return res;
 
   const PartitionGeometry g = partition_geometry(part);
@@ -176,14 +178,14 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
   const SubpelRegion region(ref, mb_px + 4 * g.x + ic.mv.x / 4, mb_py + 4 * g.y + ic.mv.y / 4, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
-  auto distortion = [&](int metric, int ox, int oy) -> uint64_t {
+  auto distortion = [&](int metric, int ox, int oy) -> int64_t {
     int ps;
     const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
     uint32_t d = metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
-    return static_cast<uint64_t>(d) << kLambdaBits;
+    return static_cast<int64_t>(d) << kLambdaBits;
   };
   auto mv_bits_cost = [&](int lambda, MV mv) {
-    return static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
+    return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
   };
 
   // The integer search metric is SAD (MEDistortionFPel 0).
@@ -191,20 +193,15 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const bool start_qp = p.hpel_metric == p.qpel_metric;
   const bool check_position0 = p.zero_mv_bonus && ic.mv == MV(0, 0);
 
-  uint64_t min_cost = start_hp ? res.cost : UINT64_MAX;
+  int64_t min_cost = start_hp ? res.cost : INT64_MAX;
   int best = 0;
   for (int pos = start_hp ? 1 : 0; pos < 9; ++pos) {
     const int ox = 2 * kSpiral[pos][0], oy = 2 * kSpiral[pos][1];
     const MV cand(ic.mv.x + ox, ic.mv.y + oy);
-    uint64_t cost = mv_bits_cost(p.lambda_factor_hpel, cand);
+    int64_t cost = mv_bits_cost(p.lambda_factor_hpel, cand);
     if (cost >= min_cost) continue;
     cost += distortion(p.hpel_metric, ox, oy);
-    // JM subtracts the bonus from the unsigned fixed-point cost; it cannot go below zero in practice, and the
-    // guard keeps a pathological zero-distortion case from wrapping.
-    if (pos == 0 && check_position0) {
-      const uint64_t bonus = static_cast<uint64_t>(p.lambda_factor_hpel) * 16;
-      cost = cost > bonus ? cost - bonus : 0;
-    }
+    if (pos == 0 && check_position0) cost -= static_cast<int64_t>(p.lambda_factor_hpel) * 16;
     if (cost < min_cost) {
       min_cost = cost;
       best = pos;
@@ -212,12 +209,12 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   }
   const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
 
-  if (!start_qp) min_cost = UINT64_MAX;
+  if (!start_qp) min_cost = INT64_MAX;
   best = 0;
   for (int pos = start_qp ? 1 : 0; pos < 9; ++pos) {
     const int ox = hx + kSpiral[pos][0], oy = hy + kSpiral[pos][1];
     const MV cand(ic.mv.x + ox, ic.mv.y + oy);
-    uint64_t cost = mv_bits_cost(p.lambda_factor_qpel, cand);
+    int64_t cost = mv_bits_cost(p.lambda_factor_qpel, cand);
     if (cost >= min_cost) continue;
     cost += distortion(p.qpel_metric, ox, oy);
     if (cost < min_cost) {
@@ -227,6 +224,12 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   }
   res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
+  if (std::getenv("GME_ME_TRACE")) {  // TEMPORARY
+    static const int bt[7][2] = {{16,16},{16,8},{8,16},{8,8},{8,4},{4,8},{4,4}};
+    int t = 0; for (int i = 0; i < 7; ++i) if (bt[i][0] == w && bt[i][1] == h) t = i + 1;
+    std::fprintf(stderr, "ME mb%d bt%d x%d y%d pred %d %d mv %d %d cost %lld\n", (mb_py / 16) * 1000 + mb_px / 16, t,
+                 4 * g.x, 4 * g.y, pred.x, pred.y, res.mv.x, res.mv.y, static_cast<long long>(res.cost));
+  }
   return res;
 }
 

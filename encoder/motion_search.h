@@ -12,9 +12,7 @@
 //  * Strict "<" everywhere: the earlier position in the scan wins ties.
 //  * check_position0 (RDOptimization 0, P slice, ref 0, 16x16, integer vector (0,0)): the half-pel centre gets
 //    lambda_hpel * 16 subtracted (MotionSearchParams::zero_mv_bonus tells whether the caller is in that case).
-//    JM's cost is a signed int64 and can go negative there; MotionResult::cost is unsigned, so it is clamped at 0.
-//    The chosen vector is the same (any later candidate costs more than 0 as well as more than a negative
-//    cost); only a tie of another mode at exactly 0 could be decided differently.
+//    The cost can then be negative (JM's distblk is a signed 64-bit type), hence MotionResult::cost is signed.
 // The interpolated samples are those of mc_luma (8.4.2.2.1), computed once per call for the region all 17
 // candidates cover.
 #pragma once
@@ -37,9 +35,10 @@ struct MotionSearchParams {
 };
 
 struct MotionResult {
-  MV mv;          // quarter pel
-  MV pred;        // the predictor the cost was taken against
-  uint64_t cost;  // JM fixed point (D << 16) + lambda * R, R = mv bits only (ref_idx bits are added by MD)
+  MV mv;         // quarter pel
+  MV pred;       // the predictor the cost was taken against
+  int64_t cost;  // JM fixed point (D << 16) + lambda * R, R = mv bits only (ref_idx bits are added by MD).
+                 // Signed, unlike the first draft of the API: JM's check_position0 bonus can make it negative.
 };
 
 // Integer candidate from `src` (begin_mb already called for this mb/ref), then JM sub-pel refinement.

@@ -10,6 +10,10 @@ namespace gme {
 // Neighbour view for motion vector prediction: the picture's MbInfo array (a macroblock whose slice_id differs
 // from slice_id - another slice, or -1 for not yet coded - is unavailable), and the current macroblock's
 // partially decided state `cur` (ref_idx per 8x8, mv per 4x4 for partitions already decided, in decoding order).
+// Of `cur` only ref_idx and mv are read (its type is not decided yet); which of its blocks count as decided is
+// derived from the partition's position (decoding order), so stale values elsewhere in `cur` are never used.
+// Neighbouring macroblocks: intra ones are available with refIdx -1 and mv (0,0); P_Skip ones must carry
+// ref_idx 0 and their skip vector.
 struct MvPredContext {
   const MbInfo* mbs;
   int mb_width, mb_height;

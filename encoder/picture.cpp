@@ -72,6 +72,14 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p) {
   if (p.poc_type != 0 && p.poc_type != 2) throw std::runtime_error("PicOrderCntType: expected 0 or 2");
   if (p.slice_mode < 0 || p.slice_mode > 2) throw std::runtime_error("SliceMode: expected 0, 1 or 2");
   if (p.slice_mode != 0 && p.slice_argument < 1) throw std::runtime_error("SliceArgument: expected >= 1");
+  // JM 19.0 (configfile.c) refuses these RDOptimization 0 combinations: the last motion refinement stage must use
+  // the mode-decision metric.
+  if (p.rd_optimization == 0 && p.disable_subpel_me && p.me_distortion_fpel != p.md_distortion)
+    throw std::runtime_error("MEDistortionFPel (" + std::to_string(p.me_distortion_fpel) + ") must equal MDDistortion (" +
+                             std::to_string(p.md_distortion) + ") with RDOptimization = 0 and DisableSubpelME = 1");
+  if (p.rd_optimization == 0 && !p.disable_subpel_me && p.me_distortion_qpel != p.md_distortion)
+    throw std::runtime_error("MEDistortionQPel (" + std::to_string(p.me_distortion_qpel) + ") must equal MDDistortion (" +
+                             std::to_string(p.md_distortion) + ") with RDOptimization = 0");
   s.p = p;
   const int coded_w = (p.source_width + 15) / 16 * 16;
   const int coded_h = (p.source_height + 15) / 16 * 16;
@@ -117,7 +125,10 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
     pp.frame_num = (s.frame_num + 1) % (1 << s.seq.log2_max_frame_num);
   }
   if (pp.type == SliceType::P && s.refs.empty()) pp.type = SliceType::I;  // cannot happen: kept for safety
-  pp.poc = 2 * (n - s.last_idr);
+  // JM counts POC in source frames (2 per frame, FrameSkip included). A step of half the POC lsb range or more
+  // would make the lsb ambiguous for decoders, so then coded pictures are counted instead.
+  const int poc_step = 2 * (p.frame_skip + 1);
+  pp.poc = (poc_step < (1 << s.seq.log2_max_poc_lsb) / 2 ? poc_step : 2) * (n - s.last_idr);
   pp.qp = pp.type == SliceType::I ? p.qp_i : p.qp_p;
   const int k = pp.type == SliceType::I ? 0 : 1;
   if (p.df_parameters_flag) {
@@ -152,7 +163,8 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   rec->poc = pp.poc;
   rec->id = s.next_frame_id++;
   rec->is_idr = pp.idr;
-  for (MbInfo& m : s.mbs) m = MbInfo();
+  s.prev_mbs.swap(s.mbs);
+  s.mbs.assign(s.prev_mbs.size(), MbInfo());
 
   PictureCandidates cands;
   double picture_me_seconds = 0;

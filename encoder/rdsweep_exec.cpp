@@ -136,6 +136,8 @@ std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>&
       if (pid < 0) {
         results[next].error = std::string("cannot start the encoder: ") + std::strerror(errno);
         done++;
+        progress << "[" << done << "/" << todo.size() << "] " << p.label() << ": FAILED " << results[next].error
+                 << std::endl;
         next++;
         continue;
       }

@@ -16,10 +16,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Size in bytes of the slice NAL unit (header byte + RBSP, emulation prevention not counted) if it ended now.
-int64_t slice_bytes_if_ended(const BitWriter& bw, int skip_run) {
-  int64_t bits = bw.bits() + (skip_run > 0 ? ue_bits(static_cast<uint32_t>(skip_run)) : 0) + 1;  // + stop bit
-  return 1 + (bits + 7) / 8;
+// JM's slice_too_big (macroblock.c, SliceMode 2, CAVLC): bytes of the slice RBSP written so far (header
+// included, NAL header byte and stop bit not), a partly filled byte counting as one, plus one more byte when the
+// pending mb_skip_run code does not fit into the free bits of the current byte.
+int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
+  const int64_t bits = bw.bits();
+  const int bits_to_go = 8 - static_cast<int>(bits % 8);
+  const int rlc_bits = skip_run > 0 ? ue_bits(static_cast<uint32_t>(skip_run)) : 0;
+  return bits / 8 + (bits_to_go < 8 ? 1 : 0) + (bits_to_go < rlc_bits ? 1 : 0);
 }
 
 }  // namespace
@@ -47,6 +51,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   c.px = s.px;
   c.num_ref_idx_active = pp.num_ref_idx_active;
   c.refs = refs.empty() ? nullptr : refs.data();
+  c.prev_mbs = s.prev_mbs.size() == s.mbs.size() ? s.prev_mbs.data() : nullptr;
 
   InterContext ic;
   ic.source = source;
@@ -92,8 +97,10 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
       } else {
         auto t0 = Clock::now();
-        analyse_intra(c, coding);
-        st.times.mode_decision += seconds_since(t0);
+        double coding_s = 0;
+        analyse_intra(c, coding, &coding_s);
+        st.times.mode_decision += seconds_since(t0) - coding_s;
+        st.times.coding += coding_s;
       }
 
       auto t1 = Clock::now();
@@ -110,7 +117,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
       }
       st.times.coding += seconds_since(t1);
 
-      if (p.slice_mode == 2 && count > 0 && slice_bytes_if_ended(bw, skip_run) > p.slice_argument) {
+      if (p.slice_mode == 2 && count > 0 && slice_bytes_jm(bw, skip_run) > p.slice_argument) {
         // Undo: this macroblock starts the next slice (its neighbours change, so it is decided again there).
         bw.rewind(mark);
         skip_run = skip_before;

@@ -1,19 +1,21 @@
 // CUDA picture-level integer motion estimation: for every macroblock, reference and the 41 partitions, the top_k
-// window positions by (motion_cost, spiral index), bit-identical to the twin (gpu/me_twin.cpp).
+// window positions by (motion_cost, spiral index), bit-identical to the twin (gpu/me_twin.cpp). doc/GPU.md has
+// the measurements behind each choice.
 //
 // One fused kernel replaces the paper's three (4x4 SADs -> partition tree + penalty -> reductions): intermediate
 // SADs never leave shared memory. One block of 128 threads per (macroblock, reference) walks the window in
-// batches of 512 positions:
+// batches of 512 positions, the batch holding the window centre first:
 //   tile   : the reference rows the batch needs go to shared memory (edge replication by clamping each fetch into
 //            the picture, so any window position is valid and only the picture itself lives on the device);
 //   stage 1: each thread takes 4 horizontally adjacent positions. Per reference row it reads 5 aligned words once,
-//            funnel-shifts them to the 4 offsets and feeds __vsadu4 (4 absolute differences per instruction)
-//            against the current row (one broadcast 16-byte load), so a loaded word serves 4 positions. The 16
-//            4x4 SADs of 2 positions are packed as u16 pairs (a 16x16 SAD is at most 65280), so one add builds a
-//            partition for 2 positions. All 41 partition SADs go to shared memory with each position's penalty
-//            key, (lambda * mv_bits << 17) | spiral;
+//            funnel-shifts them to the 4 offsets and feeds VABSDIFF4 with accumulate (4 absolute differences per
+//            instruction) against the current row (one broadcast 16-byte load), so a loaded word serves 4
+//            positions. The 16 4x4 SADs of 2 positions are packed as u16 pairs (a 16x16 SAD is at most 65280),
+//            so one add builds a partition for 2 positions. All 41 partition SADs go to shared memory with each
+//            position's penalty key, (lambda * mv_bits << 17) | spiral;
 //   stage 2: 123 threads, 3 per partition, keep a sorted top-K of 64-bit keys in registers: key = penalty key +
-//            (SAD << 33) = (cost << 17) | spiral, so one 64-bit comparison orders by (cost, spiral).
+//            (SAD << 33) = (cost << 17) | spiral, so one 64-bit comparison orders by (cost, spiral). A 32-bit
+//            screen on key >> 33 rejects almost every position before the 64-bit insertion.
 // After the window, the 3 lists per partition are merged and decoded back to (mv, SAD). SearchRange 1..128 only
 // changes the number of batches and the tile size, not the thread mapping.
 #include "gpu/me_cuda.h"
@@ -285,7 +287,16 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
 #pragma unroll
   for (int i = 0; i < K; ++i) best[i] = ~0ull;
 
-  for (int g0 = 0; g0 < a.num_groups; g0 += kGroups) {
+  // Batches in order of distance from the window centre: the centre batch first, then alternately below and
+  // above. The mv penalty grows away from the centre and good matches cluster near it, so the lists fill with
+  // good keys early and later positions rarely pass stage 2's screen. Any order gives the same result (keys are
+  // unique, the top-K of a set does not depend on the visiting order).
+  const int num_batches = (a.num_groups + kGroups - 1) / kGroups;
+  const int centre_batch = min(num_batches - 1, (a.range * a.groups_per_row + a.groups_per_row / 2) / kGroups);
+  for (int i = 0; i < 2 * num_batches; ++i) {
+    const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
+    if (batch < 0 || batch >= num_batches) continue;
+    const int g0 = batch * kGroups;
     const int groups = min(kGroups, a.num_groups - g0);
     const int wy_first = g0 / a.groups_per_row;
     const int wy_last = (g0 + groups - 1) / a.groups_per_row;
@@ -294,8 +305,8 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
 
     // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the
     // picture: unbounded edge replication, whatever the vector.
-    for (int i = tid; i < tile_rows * a.tile_words; i += kThreads) {
-      const int r = i / a.tile_words, w = i - r * a.tile_words;
+    for (int idx = tid; idx < tile_rows * a.tile_words; idx += kThreads) {
+      const int r = idx / a.tile_words, w = idx - r * a.tile_words;
       const int y = min(max(oy + wy_first + r, 0), a.height - 1);
       const uint8_t* row = a.ref + static_cast<size_t>(y) * a.pitch;
       const int x = ox + 4 * w;
@@ -310,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
 #pragma unroll
         for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(row[min(max(x + b, 0), a.width - 1)]) << (8 * b);
       }
-      s_tile[i] = v;
+      s_tile[idx] = v;
     }
     __syncthreads();
 
@@ -383,7 +394,6 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
     // partition 40 again and discard the result. Chunks may read past the batch into padding (invalid keys).
     {
       const uint32_t* row = s_sad + min(part, kNumPartitions - 1) * kSadRow;
-      const ulonglong2* pen2 = reinterpret_cast<const ulonglong2*>(s_pen);
       const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
       const int pairs = 2 * groups;
       uint32_t worst = static_cast<uint32_t>(best[K - 1] >> 33);
@@ -397,11 +407,21 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
           maybe |= (h.x + (v[j] & 0xffffu) <= worst) | (h.y + (v[j] >> 16) <= worst);
         }
         if (__any_sync(0xffffffffu, maybe)) {
+          // Insert only this lane's passing positions, one at a time (a loop, so the warp pays for the busiest
+          // lane's entrants, not for all eight insertions); each is re-read from shared memory by its index.
+          uint32_t pass = 0;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const ulonglong2 pk = pen2[base + j * kSlices];
-            insert_key<K>(best, pk.x + (static_cast<uint64_t>(v[j] & 0xffffu) << (kLambdaBits + kSpiralBits)));
-            insert_key<K>(best, pk.y + (static_cast<uint64_t>(v[j] >> 16) << (kLambdaBits + kSpiralBits)));
+            const uint2 h = half2[base + j * kSlices];
+            pass |= (h.x + (v[j] & 0xffffu) <= worst ? 1u : 0u) << (2 * j);
+            pass |= (h.y + (v[j] >> 16) <= worst ? 1u : 0u) << (2 * j + 1);
+          }
+          while (pass) {
+            const int e = __ffs(pass) - 1;
+            pass &= pass - 1;
+            const int m = base + (e >> 1) * kSlices;
+            const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
+            insert_key<K>(best, s_pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
           }
           worst = static_cast<uint32_t>(best[K - 1] >> 33);
         }
@@ -450,7 +470,7 @@ const KernelFn kKernels[kGpuMaxTopK] = {
 // candidates out as they land. Without pipelining (for kernel-only timing) one kernel per reference runs after
 // all uploads, on one stream.
 constexpr int kStreams = 4;
-constexpr int kBands = 4;
+constexpr int kBands = 8;
 
 class CudaSearch final : public GpuPictureSearch {
  public:

@@ -3,12 +3,12 @@
 #include "gpu/me_twin.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/frame.h"
+#include "common/pixel.h"
 
 namespace gme {
 
@@ -30,15 +30,29 @@ void check_plane(const Plane* p, const char* what, int width, int height, int mi
     bad_request(std::string(what) + " plane storage is smaller than its stride and border say");
 }
 
-// The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock).
-void partition_sads(const uint32_t sad4[16], uint32_t out[kNumPartitions]) {
-  for (int p = 0; p < kNumPartitions; ++p) {
-    PartitionGeometry g = partition_geometry(p);
-    uint32_t s = 0;
-    for (int by = g.y; by < g.y + g.h; ++by)
-      for (int bx = g.x; bx < g.x + g.w; ++bx) s += sad4[by * 4 + bx];
-    out[p] = s;
+// The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock), smaller blocks summed
+// into larger ones in the partition order of me_interface.h.
+void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]) {
+  uint32_t s8[4];
+  for (int b8 = 0; b8 < 4; ++b8) {
+    const int o = (b8 >> 1) * 8 + (b8 & 1) * 2;  // top-left 4x4 block of this 8x8
+    const uint32_t a = s4[o], b = s4[o + 1], c = s4[o + 4], d = s4[o + 5];
+    out[kPart4x4 + 4 * b8 + 0] = a;
+    out[kPart4x4 + 4 * b8 + 1] = b;
+    out[kPart4x4 + 4 * b8 + 2] = c;
+    out[kPart4x4 + 4 * b8 + 3] = d;
+    out[kPart8x4 + 2 * b8 + 0] = a + b;
+    out[kPart8x4 + 2 * b8 + 1] = c + d;
+    out[kPart4x8 + 2 * b8 + 0] = a + c;
+    out[kPart4x8 + 2 * b8 + 1] = b + d;
+    s8[b8] = a + b + c + d;
+    out[kPart8x8 + b8] = s8[b8];
   }
+  out[kPart16x8 + 0] = s8[0] + s8[1];
+  out[kPart16x8 + 1] = s8[2] + s8[3];
+  out[kPart8x16 + 0] = s8[0] + s8[2];
+  out[kPart8x16 + 1] = s8[1] + s8[3];
+  out[kPart16x16] = s8[0] + s8[1] + s8[2] + s8[3];
 }
 
 struct Kept {
@@ -103,7 +117,11 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
   const int k = req.top_k, range = req.search_range;
   out.resize(num_refs, num_mbs, k);
   const Plane& cur = *req.cur;
+  // The sixteen 4x4 SADs come from the pixel primitives (SIMD where the CPU has it; checkasm holds every variant
+  // to the plain C reference), everything else is written out plainly here.
+  const PixelFuncs& px = pixel_best();
   std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
+  std::vector<int> bits_x(2 * range + 1), bits_y(2 * range + 1);
 
   for (int r = 0; r < num_refs; ++r) {
     const Plane& ref = *req.refs[r];
@@ -114,26 +132,24 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
       const MV centre = req.centre[static_cast<size_t>(r) * num_mbs + mb];
       const MV pred = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
       for (Kept& e : kept) e.key = UINT64_MAX;
+      // motion_cost() is (sad << 16) + lambda * (bits(mvx - pred.x) + bits(mvy - pred.y)); the bits of each
+      // window column and row are the same for every position and partition.
+      for (int d = -range; d <= range; ++d) {
+        bits_x[d + range] = se_bits(centre.x + 4 * d - pred.x);
+        bits_y[d + range] = se_bits(centre.y + 4 * d - pred.y);
+      }
+      const uint8_t* cur_mb = cur.at(mb_px, mb_py);
       for (int dy = -range; dy <= range; ++dy) {
         for (int dx = -range; dx <= range; ++dx) {
           const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
           // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
           const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
           uint32_t sad4[16];
-          for (int b = 0; b < 16; ++b) {
-            const int bx = (b & 3) * 4, by = (b >> 2) * 4;
-            uint32_t s = 0;
-            for (int y = 0; y < 4; ++y) {
-              const uint8_t* c = cur.at(mb_px + bx, mb_py + by + y);
-              const uint8_t* p = ref.at(ox + bx, oy + by + y);
-              for (int x = 0; x < 4; ++x) s += static_cast<uint32_t>(std::abs(c[x] - p[x]));
-            }
-            sad4[b] = s;
-          }
+          px.sad_4x4_x16(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
           uint32_t sad[kNumPartitions];
           partition_sads(sad4, sad);
-          // motion_cost() is (sad << 16) + lambda * bits(mv - pred); the mv term is the same for all partitions.
-          const uint64_t mv_cost = motion_cost(0, req.lambda_factor, mv, pred);
+          const uint64_t mv_cost =
+              static_cast<uint64_t>(req.lambda_factor) * (bits_x[dx + range] + bits_y[dy + range]);
           const int spiral = spiral_index(dx, dy);
           for (int p = 0; p < kNumPartitions; ++p) {
             const uint64_t cost = (static_cast<uint64_t>(sad[p]) << kLambdaBits) + mv_cost;

@@ -4,6 +4,8 @@
 // computed in integer arithmetic on positions in 1/256 pel: the same command gives the same bytes on any machine.
 //   --mode moving (default): the background pans by (1, 0) pel per frame while a textured rectangle moves over it
 //                            by (-3, +2) pel per frame (wrapping around), so a clip has two motions and occlusions.
+//   --mode noise: the moving clip with half of its 24x24 squares replaced by uniform random samples in every
+//                            frame (incompressible: exercises I_PCM next to ordinary macroblocks).
 //   --mode shift --shift DX,DY: global motion only. Frame t at (x, y) shows what frame t-1 showed at
 //                            (x + DX, y + DY), i.e. the true motion vector of every block is (DX, DY) pel,
 //                            (4 DX, 4 DY) in quarter pel. DX, DY may be fractional (multiples of 1/256 pel).
@@ -37,7 +39,7 @@ struct Options {
   std::fprintf(stderr, "synth: %s\n", msg.c_str());
   std::fprintf(stderr,
                "usage: synth -o FILE.{yuv,y4m,yuv.gz} [-s WxH] [-n FRAMES] [--fps N] [--seed N]\n"
-               "             [--mode moving|shift] [--shift DX,DY]   (pel per frame, fractional allowed)\n");
+               "             [--mode moving|shift|noise] [--shift DX,DY]   (pel per frame, fractional allowed)\n");
   std::exit(2);
 }
 
@@ -134,7 +136,8 @@ Options parse(int argc, char** argv) {
       o.seed = static_cast<uint32_t>(parse_int(next(), "seed", 0, 1 << 30));
     } else if (a == "--mode") {
       o.mode = next();
-      if (o.mode != "moving" && o.mode != "shift") usage_error("bad mode '" + o.mode + "' (expected moving or shift)");
+      if (o.mode != "moving" && o.mode != "shift" && o.mode != "noise")
+        usage_error("bad mode '" + o.mode + "' (expected moving, shift or noise)");
     } else if (a == "--shift") {
       const std::string v = next();
       const size_t c = v.find(',');
@@ -207,6 +210,19 @@ void render(const Options& o, int t, std::vector<uint8_t>& out) {
         }
         plane[static_cast<size_t>(y) * cw + x] = static_cast<uint8_t>(128 + (v - 128) / 3);
       }
+    }
+  }
+  if (o.mode == "noise") {
+    // Half of the 24x24-pel squares (not aligned to macroblocks) hold independent uniform samples in all three
+    // planes: costlier to code than raw samples at low QP, so I_PCM wins there next to ordinary macroblocks.
+    for (int p = 0; p < 3; ++p) {
+      const int pw = p ? cw : w, ph = p ? ch : h, sub = p ? 2 : 1;
+      uint8_t* plane = out.data() + (p ? static_cast<size_t>(w) * h + static_cast<size_t>(p - 1) * cw * ch : 0);
+      for (int y = 0; y < ph; ++y)
+        for (int x = 0; x < pw; ++x)
+          if (hash3(x * sub / 24, y * sub / 24, salt + 400) & 1)
+            plane[static_cast<size_t>(y) * pw + x] =
+                static_cast<uint8_t>(hash3(x + 8192 * p, y, salt + 500 + static_cast<uint32_t>(t)) >> 24);
     }
   }
 }

@@ -6,7 +6,9 @@
 // them; without them those cases are skipped, not passed).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -24,7 +26,7 @@ bool full_matrix() {
 
 struct Case {
   std::string name;    // test name (letters, digits, _)
-  std::string clip;    // "synth:WxH[:y4m|:gz]" or "real:<manifest name>"
+  std::string clip;    // "synth:WxH[:y4m|:gz|:noise]" or "real:<manifest name>" (noise: I_PCM-prone squares)
   int frames = 2;
   std::vector<std::string> params;
 };
@@ -38,10 +40,11 @@ std::ostream& operator<<(std::ostream& os, const Case& c) {
 // Synthetic clips are generated with a few frames more than any case uses.
 Clip clip_for(const Case& c) {
   std::smatch m;
-  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz))?)");
+  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz|noise))?)");
   if (std::regex_match(c.clip, m, synth)) {
     const std::string ext = m[3] == "y4m" ? "y4m" : (m[3] == "gz" ? "yuv.gz" : "yuv");
-    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), c.frames > 8 ? c.frames : 8, ext);
+    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), c.frames > 8 ? c.frames : 8, ext,
+                      m[3] == "noise" ? "--mode noise" : "");
   }
   if (c.clip.rfind("real:", 0) == 0) {
     Clip clip;
@@ -121,7 +124,9 @@ std::vector<Case> intra_cases() {
                      join(join(ionly, qp_i(22)), {"DFParametersFlag=1", "DFAlphaRefISlice=6", "DFBetaRefISlice=-6"})));
     v.push_back(make("i4x4_only", "synth:176x144", 2, join(ionly, {"DisableIntra16x16=1"})));
     v.push_back(make("i16x16_only", "synth:176x144", 2, join(ionly, {"DisableIntra4x4=1"})));
-    v.push_back(make("ipcm_rdo1_qp0", "synth:176x144", 2, join(join(ionly, qp_i(0)), {"EnableIPCM=1", "RDOptimization=1"})));
+    v.push_back(make("ipcm_rdo1_qp0", "synth:176x144:noise", 2, join(join(ionly, qp_i(0)), {"EnableIPCM=1", "RDOptimization=1"})));
+    v.push_back(make("ipcm_rdo1_qp6_slices", "synth:176x144:noise", 2,
+                     join(join(ionly, qp_i(6)), {"EnableIPCM=1", "RDOptimization=1", "SliceMode=1", "SliceArgument=13"})));
     v.push_back(make("ipcm_rdo1_qp28", "synth:176x144", 2, join(ionly, {"EnableIPCM=1", "RDOptimization=1"})));
     v.push_back(make("rdo1_qp28", "synth:176x144", 2, join(ionly, {"RDOptimization=1"})));
     v.push_back(make("rdo1_qp51", "synth:176x144", 2, join(join(ionly, qp_i(51)), {"RDOptimization=1"})));
@@ -142,7 +147,7 @@ std::vector<Case> intra_cases() {
             for (int rdo : {0, 1})
               v.push_back(make("qp" + std::to_string(qp) + "_" + size_name(w, h) + "_" + sn + "_" + dn + "_" + in +
                                    "_rdo" + std::to_string(rdo),
-                               "synth:" + size_name(w, h), 1,
+                               "synth:" + size_name(w, h) + (in == "ipcm" ? ":noise" : ""), 1,
                                join(join(join(join(ionly, qp_i(qp)), sp), dp),
                                     join(ip, {"RDOptimization=" + std::to_string(rdo)}))));
   for (const char* f : {"y4m", "gz"}) v.push_back(make(std::string("input_") + f, std::string("synth:352x288:") + f, 2, ionly));
@@ -180,6 +185,7 @@ std::vector<Case> inter_cases() {
       if (n != "allblocks") v.push_back(make(n, q, 3, join(p0, p)));
     v.push_back(make("no_pskip", q, 3, join(p0, {"PSliceSkip=0"})));
     v.push_back(make("no_pskip_rdo1", q, 3, join(p0, {"PSliceSkip=0", "RDOptimization=1"})));
+    v.push_back(make("ipcm_in_p_qp6", "synth:176x144:noise", 3, join(join(p0, qp_i(6)), {"EnableIPCM=1", "RDOptimization=1"})));
     for (int sr : {1, 8, 16, 64}) v.push_back(make("sr" + std::to_string(sr), q, 3, join(p0, {"SearchRange=" + std::to_string(sr)})));
     v.push_back(make("refs3", q, 5, join(p0, {"NumberReferenceFrames=3", "SearchRange=8"})));
     v.push_back(make("refs5", q, 7, join(p0, {"NumberReferenceFrames=5", "SearchRange=8"})));
@@ -217,6 +223,14 @@ std::vector<Case> inter_cases() {
     v.push_back(make("gpu_me_center1_refs3", q, 5, join(p0, {"GPUIntegerME=1", "GPUSearchCenter=1", "NumberReferenceFrames=3"})));
     v.push_back(make("gpu_me_rdo1_slices", q, 3, join(p0, {"GPUIntegerME=1", "RDOptimization=1", "SliceMode=1", "SliceArgument=10"})));
     v.push_back(make("gpu_me_real_tree", "real:tree_200x120", 3, join(p0, {"GPUIntegerME=1"})));
+    // Longer runs: reference lists filling up and sliding, intra refresh, real motion over several pictures.
+    v.push_back(make("long_real_megamind_352x288_refs3_rdo1", "real:megamind_352x288", 8,
+                     {"IntraPeriod=6", "NumberReferenceFrames=3", "RDOptimization=1"}));
+    v.push_back(make("long_real_vtest_720x576", "real:vtest_720x576", 3, join(p0, {"SearchRange=16"})));
+    v.push_back(make("long_real_megamind_640x480_gpu", "real:megamind_640x480", 4,
+                     join(p0, {"GPUIntegerME=1", "GPUSearchCenter=1", "NumberReferenceFrames=2"})));
+    v.push_back(make("long_synth_640x480_slices", "synth:640x480", 6,
+                     {"IntraPeriod=4", "SliceMode=2", "SliceArgument=1500", "SearchRange=16"}));
     return v;
   }
   // Full: QP x RDO x slice mode x deblocking x size, then every ME / reference / structure option crossed with
@@ -269,13 +283,45 @@ TEST_P(ConformanceTest, DecodesToRecon) {
     FAIL() << "no clip for " << c.clip;
   }
   ASSERT_LE(c.frames, clip.frames) << "clip " << clip.file << " is too short";
-  EXPECT_TRUE(encode_and_verify(clip, c.frames, c.params));
+  EncodeOutput out;
+  ASSERT_TRUE(encode_and_verify(clip, c.frames, c.params, &out));
+  // A slice-mode case must really have cut pictures into several slices (else it tested nothing).
+  bool sliced = false;
+  for (const std::string& p : c.params) sliced |= p == "SliceMode=1" || p == "SliceMode=2";
+  if (sliced) {
+    size_t slices = 0;
+    for (const NalUnit& u : split_annexb(out.stream)) slices += u.type == 1 || u.type == 5;
+    EXPECT_GT(slices, static_cast<size_t>(c.frames)) << "no picture has more than one slice\n  " << out.lencod_cmd;
+  }
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(ConformanceI, ConformanceTest, ::testing::ValuesIn(intra_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(ConformanceP, ConformanceTest, ::testing::ValuesIn(inter_cases()), case_name);
+
+// I_PCM must really be chosen where it pays (else the ipcm cases above test nothing): the noise clip at QP 6 with
+// EnableIPCM = 1 and RD mode decision, counted from the StatsFile's mb_counts (MbType order: I4x4, I16x16, IPCM, ...).
+TEST(ConformanceIpcm, ChosenOnNoise) {
+  const Clip clip = synth_clip(176, 144, 8, "yuv", "--mode noise");
+  ASSERT_FALSE(clip.file.empty());
+  EncodeOutput out;
+  ASSERT_TRUE(encode_and_verify(clip, 2, {"IntraPeriod=0", "QPISlice=6", "QPPSlice=6", "EnableIPCM=1", "RDOptimization=1"},
+                                &out, true));
+  std::istringstream lines(out.stats);
+  std::string line;
+  int pictures = 0;
+  while (std::getline(lines, line)) {
+    const size_t k = line.find("\"mb_counts\":[");
+    if (k == std::string::npos) continue;
+    int counts[3] = {0, 0, 0};
+    ASSERT_EQ(std::sscanf(line.c_str() + k, "\"mb_counts\":[%d,%d,%d", &counts[0], &counts[1], &counts[2]), 3) << line;
+    EXPECT_GT(counts[2], 0) << "no I_PCM macroblock in picture " << pictures << ": " << line << "\n  " << clip.made_by
+                            << "\n  " << out.lencod_cmd;
+    ++pictures;
+  }
+  EXPECT_EQ(pictures, 2) << "StatsFile without mb_counts: " << out.stats.substr(0, 300);
+}
 
 // ---- Global motion: the estimated vectors must be the true ones -------------------------------------------------
 //
@@ -286,7 +332,9 @@ INSTANTIATE_TEST_SUITE_P(ConformanceP, ConformanceTest, ::testing::ValuesIn(inte
 //     reference: the window follows the predictor, so the search walks to the true vector anyway.)
 //  2. Vectors: the StatsFile's per-macroblock vectors (key "mb_mv" on P-picture lines, quarter pel, [x, y] per
 //     macroblock in raster order, null for intra) must equal (28, -12) for at least 90% of the macroblocks whose
-//     source block lies inside the picture after the shift. Skipped (not passed) while the StatsFile has no such key.
+//     source block lies inside the picture after the shift, with the CPU and the GPU integer search; and for a
+//     sub-pel shift (+2.25, -1.5) the most frequent vector must be (9, -6). Skipped (not passed) while lencod writes
+//     no such key (it needs lencod to pass Encoder::last_mb_info() to Report::add_picture).
 
 struct MV2 {
   int x = 0, y = 0;
@@ -357,34 +405,75 @@ TEST_P(ConformanceGlobalShiftRate, PredictionFromTrueMotionIsCheap) {
 INSTANTIATE_TEST_SUITE_P(ConformanceGlobalShift, ConformanceGlobalShiftRate, ::testing::Values(0, 1),
                          [](const ::testing::TestParamInfo<int>& i) { return std::string(i.param ? "gpu" : "cpu"); });
 
-TEST(ConformanceGlobalShift, StatsVectorsAreTheTrueVector) {
+// Inner-macroblock vectors of every P picture in a StatsFile (blocks whose source, displaced by (dx, dy) pel, lies
+// inside the picture); empty when the StatsFile has no "mb_mv" key.
+std::vector<std::vector<std::pair<bool, MV2>>> inner_p_vectors(const std::string& stats, int w, int h, double dx,
+                                                                double dy) {
+  std::vector<std::vector<std::pair<bool, MV2>>> pictures;
+  std::istringstream lines(stats);
+  std::string line;
+  const int mbw = (w + 15) / 16, mbh = (h + 15) / 16;
+  while (std::getline(lines, line)) {
+    std::vector<std::pair<bool, MV2>> mvs;
+    if (line.find("\"type\":\"P\"") == std::string::npos) continue;  // I pictures: every entry null
+    if (!parse_mb_mv(line, &mvs)) continue;
+    EXPECT_EQ(static_cast<int>(mvs.size()), mbw * mbh) << "mb_mv entries: " << line.substr(0, 200);
+    std::vector<std::pair<bool, MV2>> inner;
+    for (int idx = 0; idx < static_cast<int>(mvs.size()) && idx < mbw * mbh; ++idx) {
+      const int mx = idx % mbw, my = idx / mbw;
+      const double sx = 16 * mx + dx, sy = 16 * my + dy;
+      if (sx >= 1 && sy >= 1 && sx + 17 <= w && sy + 17 <= h) inner.push_back(mvs[idx]);
+    }
+    pictures.push_back(inner);
+  }
+  return pictures;
+}
+
+// (+7, -3) pel: at least 90% of the inner macroblocks carry exactly (28, -12), with either integer-ME path.
+class ConformanceGlobalShiftStats : public ::testing::TestWithParam<int> {};
+
+TEST_P(ConformanceGlobalShiftStats, VectorsAreTheTrueVector) {
   const Clip clip = shift_clip();
   ASSERT_FALSE(clip.file.empty());
   EncodeOutput out;
-  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=0", "SearchRange=32"}, &out, true));
-  std::istringstream lines(out.stats);
-  std::string line;
-  int pictures_with_mvs = 0;
-  const int mbw = (kShiftW + 15) / 16, mbh = (kShiftH + 15) / 16;
-  while (std::getline(lines, line)) {
-    std::vector<std::pair<bool, MV2>> mvs;
-    if (!parse_mb_mv(line, &mvs)) continue;
-    ++pictures_with_mvs;
-    int inside = 0, right = 0;
-    for (int idx = 0; idx < static_cast<int>(mvs.size()); ++idx) {
-      const int mx = idx % mbw, my = idx / mbw;
-      // The block's source (16 mx + 7, 16 my - 3) must lie inside the picture.
-      if (16 * mx + 7 + 16 > kShiftW || 16 * my - 3 < 0 || my >= mbh) continue;
-      ++inside;
-      if (mvs[idx].first && mvs[idx].second.x == 28 && mvs[idx].second.y == -12) ++right;
-    }
-    EXPECT_EQ(static_cast<int>(mvs.size()), mbw * mbh) << "mb_mv entries: " << line.substr(0, 200);
-    EXPECT_GE(right * 10, inside * 9) << right << " of " << inside << " inner macroblocks have (28, -12)\n  "
-                                      << clip.made_by << "\n  " << out.lencod_cmd;
+  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames,
+                                {"IntraPeriod=0", "SearchRange=32", "GPUIntegerME=" + std::to_string(GetParam())}, &out,
+                                true));
+  const auto pictures = inner_p_vectors(out.stats, kShiftW, kShiftH, 7, -3);
+  if (pictures.empty()) GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
+  EXPECT_EQ(static_cast<int>(pictures.size()), kShiftFrames - 1);
+  for (const auto& inner : pictures) {
+    int right = 0;
+    for (const auto& [coded, v] : inner) right += coded && v.x == 28 && v.y == -12;
+    EXPECT_GE(right * 10, static_cast<int>(inner.size()) * 9)
+        << right << " of " << inner.size() << " inner macroblocks have (28, -12)\n  " << clip.made_by << "\n  "
+        << out.lencod_cmd;
   }
-  if (pictures_with_mvs == 0)
-    GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
-  EXPECT_EQ(pictures_with_mvs, kShiftFrames - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(ConformanceGlobalShift, ConformanceGlobalShiftStats, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::string(i.param ? "gpu" : "cpu"); });
+
+// Sub-pel motion (+2.25, -1.5) pel: the texture is not H.264's interpolation, so vectors scatter around the truth;
+// the most frequent one must still be (9, -6) quarter pel.
+TEST(ConformanceGlobalShift, StatsSubpelVectorIsTheMostFrequent) {
+  const Clip clip = synth_clip(kShiftW, kShiftH, kShiftFrames, "yuv", "--mode shift --shift 2.25,-1.5");
+  ASSERT_FALSE(clip.file.empty());
+  EncodeOutput out;
+  ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=0"}, &out, true));
+  const auto pictures = inner_p_vectors(out.stats, kShiftW, kShiftH, 2.25, -1.5);
+  if (pictures.empty()) GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
+  std::map<std::pair<int, int>, int> histogram;
+  for (const auto& inner : pictures)
+    for (const auto& [coded, v] : inner)
+      if (coded) ++histogram[{v.x, v.y}];
+  ASSERT_FALSE(histogram.empty()) << "no inter macroblock\n  " << out.lencod_cmd;
+  auto best = histogram.begin();
+  for (auto it = histogram.begin(); it != histogram.end(); ++it)
+    if (it->second > best->second) best = it;
+  EXPECT_EQ(best->first, std::make_pair(9, -6))
+      << "most frequent vector (" << best->first.first << ", " << best->first.second << ") in " << best->second
+      << " macroblocks; (9, -6) in " << histogram[{9, -6}] << "\n  " << clip.made_by << "\n  " << out.lencod_cmd;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/mc.h"
 #include "common/pixel.h"
 #include "encoder/me_fullfast.h"
+#include "encoder/me_fullfast_kernels.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
 
@@ -292,6 +293,55 @@ TEST(MeCpu, InterleavedReferencesKeepTheirTables) {
   EXPECT_EQ(src.best(30, MV(8, 8)).mv, o0.best(30, MV(8, 8), 65536, false).mv);
 }
 
+// ---- The search kernels of every variant against the plain ones -------------------------------------------
+TEST(MeCpu, SearchKernelsMatchPlainTwin) {
+  std::mt19937 rng(33);
+  const FullFastKernels& plain = fullfast_kernels_for(pixel_ref());
+  EXPECT_STREQ(plain.name, "c");
+  for (const PixelFuncs* px : variants()) {
+    const FullFastKernels& k = fullfast_kernels_for(*px);
+    EXPECT_STREQ(k.name, px->name);
+    for (int width : {3, 13, 65, 257}) {
+      const int stride = (width + 15) & ~15;
+      // row_partitions: random 4x4 SADs (up to 4080), padding 0x7FFF.
+      std::vector<uint32_t> raw(16 * static_cast<size_t>(stride), 0x7FFF);
+      for (int i = 0; i < 16 * width; ++i) raw[i] = rng() % 4081;
+      std::vector<uint16_t> want(41 * static_cast<size_t>(stride)), got(want.size(), 0xABCD);
+      uint16_t* dw[41];
+      uint16_t* dg[41];
+      for (int p = 0; p < 41; ++p) {
+        dw[p] = want.data() + p * stride;
+        dg[p] = got.data() + p * stride;
+      }
+      plain.row_partitions(raw.data(), dw, stride);
+      k.row_partitions(raw.data(), dg, stride);
+      ASSERT_EQ(got, want) << px->name << " width " << width;
+      // screen: random table rows (small values so that many positions tie), random cost rows; the last
+      // repetition saturates (min q >= 0xFFFE: no candidates, the caller falls back to the exact scan).
+      for (int rep = 0; rep < 5; ++rep) {
+        std::vector<uint16_t> sad(static_cast<size_t>(width) * stride, 0xFFFF), hx(stride, 0xFFFF), hy(width);
+        for (int r = 0; r < width; ++r)
+          for (int c = 0; c < width; ++c) sad[r * stride + c] = static_cast<uint16_t>(rep == 4 ? 65530 + rng() % 6 : rng() % 40);
+        for (int c = 0; c < width; ++c) hx[c] = static_cast<uint16_t>(rng() % (rep == 3 ? 3000 : 12));
+        for (int r = 0; r < width; ++r) hy[r] = static_cast<uint16_t>(rng() % 12);
+        std::vector<int> cw(static_cast<size_t>(width) * stride), cg(cw.size());
+        int nw = 0, ng = 0;
+        const uint32_t qw = plain.screen(sad.data(), width, stride, hx.data(), hy.data(), cw.data(), &nw);
+        const uint32_t qg = k.screen(sad.data(), width, stride, hx.data(), hy.data(), cg.data(), &ng);
+        ASSERT_EQ(qg, qw) << px->name;
+        ASSERT_EQ(ng, nw) << px->name;
+        for (int i = 0; i < nw; ++i) ASSERT_EQ(cg[i], cw[i]) << px->name;
+        // The plain screen's own promise: its minimum is the true minimum of the saturated sums.
+        uint32_t truth = 0xFFFF;
+        for (int r = 0; r < width; ++r)
+          for (int c = 0; c < width; ++c)
+            truth = std::min<uint32_t>(truth, std::min(0xFFFF, sad[r * stride + c] + hx[c] + hy[r]));
+        ASSERT_EQ(qw, truth);
+      }
+    }
+  }
+}
+
 // ---- Re-rank source ------------------------------------------------------------------------------------------
 TEST(MeCpu, RerankSourceMatchesOracle) {
   std::mt19937 rng(28);
@@ -339,33 +389,33 @@ MotionResult subpel_oracle(const Candidate& ic, int part, MV pred, const Plane& 
   int bs = 0;
   for (int s = 0; s < kNumBlockSizes; ++s)
     if (kBlockW[s] == w && kBlockH[s] == h) bs = s;
-  auto dist = [&](int metric, MV mv) -> uint64_t {
+  auto dist = [&](int metric, MV mv) -> int64_t {
     uint8_t buf[16 * 16];
     mc_luma(buf, 16, ref, bx, by, mv, w, h);
     const uint8_t* o = cur.at(bx, by);
     const uint32_t d = metric ? px.satd[bs](o, cur.stride, buf, 16) : px.sad[bs](o, cur.stride, buf, 16);
-    return static_cast<uint64_t>(d) << 16;
+    return static_cast<int64_t>(d) << 16;
   };
   auto bits = [&](int lambda, MV mv) {
-    return static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
+    return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
   };
   const int sp[9][2] = {{0, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 0}, {1, 0}, {-1, 1}, {1, 1}};
-  MotionResult r{ic.mv, pred, (static_cast<uint64_t>(ic.sad) << 16) + bits(p.lambda_factor_fpel, ic.mv)};
+  MotionResult r{ic.mv, pred, (static_cast<int64_t>(ic.sad) << 16) + bits(p.lambda_factor_fpel, ic.mv)};
   if (p.disable_subpel) return r;
   const int start_hp = p.hpel_metric == 0 ? 1 : 0, start_qp = p.hpel_metric == p.qpel_metric ? 1 : 0;
-  uint64_t minc = start_hp ? r.cost : UINT64_MAX;
+  int64_t minc = start_hp ? r.cost : INT64_MAX;
   MV centre = ic.mv, best = ic.mv;
   for (int i = start_hp; i < 9; ++i) {
     const MV c(centre.x + 2 * sp[i][0], centre.y + 2 * sp[i][1]);
-    uint64_t cost = bits(p.lambda_factor_hpel, c) + dist(p.hpel_metric, c);
-    if (i == 0 && p.zero_mv_bonus && ic.mv == MV(0, 0)) cost -= std::min<uint64_t>(cost, 16ull * p.lambda_factor_hpel);
+    int64_t cost = bits(p.lambda_factor_hpel, c) + dist(p.hpel_metric, c);
+    if (i == 0 && p.zero_mv_bonus && ic.mv == MV(0, 0)) cost -= 16ll * p.lambda_factor_hpel;
     if (cost < minc) { minc = cost; best = c; }
   }
-  if (!start_qp) minc = UINT64_MAX;
+  if (!start_qp) minc = INT64_MAX;
   centre = best;
   for (int i = start_qp; i < 9; ++i) {
     const MV c(centre.x + sp[i][0], centre.y + sp[i][1]);
-    const uint64_t cost = bits(p.lambda_factor_qpel, c) + dist(p.qpel_metric, c);
+    const int64_t cost = bits(p.lambda_factor_qpel, c) + dist(p.qpel_metric, c);
     if (cost < minc) { minc = cost; best = c; }
   }
   r.mv = best;
@@ -425,7 +475,28 @@ TEST(MeCpu, SubpelFindsInterpolatedShiftExactly) {
   const MotionResult r = motion_search_partition(*src, 0, MV(4, -4), cur.at(16, 16), cur.stride, ref, 16, 16, p,
                                                  pixel_best());
   EXPECT_EQ(r.mv, MV(5, -3));
-  EXPECT_EQ(r.cost, 65536ull * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
+  EXPECT_EQ(r.cost, 65536ll * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
+}
+
+// JM's check_position0: identical pictures, zero vector, zero predictor. The half-pel centre costs
+// 2 bits * lambda_h + 0 - 16 * lambda_h < 0 (JM's distblk is signed); no later candidate can beat a negative cost.
+TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
+  std::mt19937 rng(32);
+  const Plane ref = make_plane(48, 48, rng, 1);
+  const int lh = 3 * 65536 + 11;
+  MotionSearchParams p{65536, lh, 2 * 65536, 2, 2, false};
+  p.zero_mv_bonus = true;
+  auto src = make_fullfast_source(ref, {&ref}, 4, p.lambda_factor_fpel, pixel_best());
+  src->begin_mb(1, 1, 0, MV(0, 0));
+  const MotionResult r = motion_search_partition(*src, 0, MV(0, 0), ref.at(16, 16), ref.stride, ref, 16, 16, p,
+                                                 pixel_best());
+  EXPECT_EQ(r.mv, MV(0, 0));
+  EXPECT_EQ(r.cost, static_cast<int64_t>(lh) * (2 - 16));
+  p.zero_mv_bonus = false;
+  const MotionResult q = motion_search_partition(*src, 0, MV(0, 0), ref.at(16, 16), ref.stride, ref, 16, 16, p,
+                                                 pixel_best());
+  EXPECT_EQ(q.mv, MV(0, 0));
+  EXPECT_EQ(q.cost, static_cast<int64_t>(lh) * 2);
 }
 
 }  // namespace
