@@ -87,3 +87,4 @@ clean:
 	rm -rf $(BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

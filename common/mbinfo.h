@@ -17,7 +17,7 @@ enum class MbType : uint8_t {
   P16x8,
   P8x16,
   P8x8,      // with sub_mb_type per 8x8
-  P8x8Ref0,  // P_8x8ref0 (not chosen by this encoder: baseline encoders code P8x8 with ref_idx 0 instead)
+  P8x8Ref0,  // unused in MbInfo: an all-ref_idx-0 P8x8 keeps type P8x8, and its syntax writes mb_type P_8x8ref0 as JM
 };
 
 inline bool mb_is_intra(MbType t) { return t == MbType::I4x4 || t == MbType::I16x16 || t == MbType::IPCM; }

@@ -21,10 +21,15 @@ inline constexpr uint8_t clip_pixel(int v) { return static_cast<uint8_t>(v < 0 ?
 // Picture coding type, as JM prints it.
 enum class SliceType : uint8_t { P = 0, I = 2 };
 
-// JM's Lagrangian fixed point: J = (D << kLambdaBits) + lambda_factor * R (JCOST_CALC_SCALEUP = 1 in JM 19.0,
-// lencod/inc/defines.h), lambda_factor = (int)(lambda * 2^16 + 0.5).
+// Lagrangian fixed point: J = (D << kLambdaBits) + lambda_factor * R, the form of JM 19.0 (JCOST_CALC_SCALEUP = 1,
+// lencod/inc/defines.h). JM rounds lambda to kJmLambdaBits = 5 fractional bits (LAMBDA_ACCURACY_BITS); we carry 16
+// bits of headroom but build every factor as JM's 5-bit factor shifted left by 11 (encoder/lambda.cpp,
+// jm_lambda_factor), so every cost is JM's cost times 2^11 and every comparison comes out as in JM.
 constexpr int kLambdaBits = 16;
-inline int lambda_factor(double lambda) { return static_cast<int>(lambda * (1 << kLambdaBits) + 0.5); }
+constexpr int kJmLambdaBits = 5;
+inline int lambda_factor(double lambda) {
+  return static_cast<int>(lambda * (1 << kJmLambdaBits) + 0.5) << (kLambdaBits - kJmLambdaBits);
+}
 
 // Length in bits of the se(v) code of v (JM's mvbits[] table).
 inline int se_bits(int v) {

@@ -152,7 +152,7 @@ void sub_parts(SubMbType t, int b8, int* first, int* n) {
 // JM rdcost_for_8x8blocks (RDOptimization 1, 4:2:0): SSD of the 8x8 luma after coding it (with the 8x8 threshold)
 // + lambda_md * (ue(sub_mb_type) + ref_idx te(v) + mvd bits + CAVLC bits of its four 4x4 blocks when any level
 // survives); a distortion already >= the best cost is returned alone. nz holds JM's nz_coeff of this macroblock as
-// the decision sees it (stale values from the previous picture, then whatever the last trial wrote).
+// the decision sees it: zero at the start, then whatever the last trial of each 8x8 wrote (not the best's).
 int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int ref, const MV mvs[4], MbInfo& nz,
                    int64_t min_rdcost) {
   int first, n;
@@ -225,12 +225,8 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   MbCoding& mb = cand[3].mb;
   mb.type = MbType::P8x8;
   const bool rd = p.rd_optimization != 0;
-  MbInfo nz;  // JM's nz_coeff of this macroblock during the P8x8 decision (RDOptimization 1)
+  MbInfo nz;  // JM's nz_coeff of this macroblock during the P8x8 decision (RDOptimization 1): zero at the start
   nz.slice_id = c.slice_id;
-  if (rd && c.prev_mbs) {
-    const MbInfo& prev = c.prev_mbs[c.mb_y * c.mb_w + c.mb_x];
-    for (int i = 0; i < 16; ++i) nz.total_coeff[i] = prev.total_coeff[i];
-  }
   int64_t total = 0;
   for (int b8 = 0; b8 < 4; ++b8) {
     int64_t best8 = kMaxCost, best_rd = kMaxCost;
@@ -339,7 +335,7 @@ int64_t rd_cost_skip(const MbContext& c) {
   const int bits = ue_bits(static_cast<uint32_t>(c.skip_run + 1)) - ue_bits(static_cast<uint32_t>(c.skip_run));
   // RDCost_for_macroblocks charges lambda / 2 when the rate is 0 (ForceTrueRateRDO = 0).
   const uint64_t rate = bits > 0 ? static_cast<uint64_t>(c.lam.md_factor) * static_cast<uint64_t>(bits)
-                                 : static_cast<uint64_t>(c.lam.md_factor) / 2;
+                                 : static_cast<uint64_t>(c.lam.md_half);
   return static_cast<int64_t>((d << kLambdaBits) + rate);
 }
 

@@ -208,6 +208,11 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
     if (!parse_double(value, &dv))
       throw ConfigError(std::string(u->name) + " = '" + value + "' (" + origin + "): expected a number");
     canonical = u->name;
+  } else if (const HeuristicKey* h = find_heuristic(key)) {
+    double dv;
+    if (!parse_double(value, &dv))
+      throw ConfigError(std::string(h->name) + " = '" + value + "' (" + origin + "): expected a number");
+    canonical = h->name;
   } else if (find_ignored(key, &canonical)) {
     return;  // no effect on gme264's output (see config_keys.cpp)
   } else {
@@ -246,6 +251,18 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
                         "; gme264 accepts only " + u.name + " = " + fmt_num(u.neutral));
   }
 
+  // JM encoder heuristics gme264 does not honour: one warning line for all of them (collected below too).
+  std::vector<std::string> not_honoured;
+  for (const HeuristicKey& h : heuristic_keys()) {
+    const Assignment* a = last(h.name);
+    if (!a) continue;
+    double v = 0;
+    parse_double(a->value, &v);
+    if (v != h.honoured)
+      not_honoured.push_back(std::string(h.name) + " = " + a->value + " (" + a->origin + "; gme264 " + h.instead +
+                             ")");
+  }
+
   // Input type decides whether the size comes from the configuration.
   const Assignment* in = last("InputFile");
   const bool y4m = in && ends_with(in->value, ".y4m");
@@ -272,6 +289,12 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     if (k.allowed) {
       ok = false;
       for (int x : allowed_values(k.allowed)) ok = ok || v == x;
+      const ValueFallback* fb = ok ? nullptr : find_value_fallback(k.name);
+      if (fb && v >= fb->lo && v <= fb->hi && v == std::floor(v)) {
+        not_honoured.push_back(std::string(k.name) + " = " + shown + " (" + where + "; gme264 " + fb->instead + ")");
+        v = fb->to;
+        ok = true;
+      }
       if (!ok) {
         std::string msg = std::string(k.name) + " = " + shown + " (" + where + "): not supported; expected " +
                           range_text(k);
@@ -297,6 +320,11 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     }
   }
   EncoderParams& p = t.p;
+  if (warnings && !not_honoured.empty()) {
+    std::string w = "JM encoder heuristics not honoured (the stream stays baseline; decisions can differ from JM): ";
+    for (size_t i = 0; i < not_honoured.size(); ++i) w += (i ? ", " : "") + not_honoured[i];
+    warnings->push_back(w);
+  }
 
   // ---- Cross-key rules
   auto err = [&](const std::string& msg) { throw ConfigError(msg); };
@@ -454,9 +482,12 @@ void print_help(std::ostream& o) {
       o << std::setw(22) << range << " " << k.meaning << "\n";
   }
   o << "\n## Other JM 19.0 keys\n"
-       "   JM tools gme264 does not implement (SymbolMode, NumberBFrames, Transform8x8Mode, RateControlEnable, ...)\n"
-       "   are accepted only with the value that turns them off. Keys that cannot change the result (B-slice,\n"
-       "   rate-control, VUI and trace settings) are accepted and ignored. Unknown keys give one warning line.\n";
+       "   JM tools that would change the stream's syntax or profile (SymbolMode, NumberBFrames, Transform8x8Mode,\n"
+       "   RateControlEnable, ...) are accepted only with the value that turns them off. JM encoder heuristics\n"
+       "   (AdaptiveRounding, FastCrIntraDecision, DisableThresholding, I16RDOpt, SubMBCodingState, SearchMode 1-3,\n"
+       "   RDOptimization 2-4, ...) accept any value; those gme264 does not honour are named in one warning line\n"
+       "   with what it does instead. Keys that cannot change the result (B-slice, rate-control, VUI and trace\n"
+       "   settings) are accepted and ignored. Unknown keys give one warning line.\n";
 }
 
 }  // namespace gme

@@ -167,7 +167,8 @@ const std::vector<KeyDef> kSupported = {
 
 #undef FIELD
 
-// JM tools gme264 does not implement: accepted with the value that turns them off, an error otherwise.
+// JM tools gme264 does not implement and that would change the stream's syntax or profile, or its content beyond
+// an encoder decision: accepted with the value that turns them off, an error otherwise.
 const std::vector<UnsupportedKey> kUnsupported = {
   {"SymbolMode", 0, "CABAC (baseline profile is CAVLC only)"},
   {"NumberBFrames", 0, "B pictures (baseline profile)"},
@@ -191,8 +192,6 @@ const std::vector<UnsupportedKey> kUnsupported = {
   {"ChangeQPP", 0, "QP changes during the sequence"},
   {"SourceResize", 0, "source resizing"},
   {"Grayscale", 0, "grayscale coding"},
-  {"MbLineIntraUpdate", 0, "intra macroblock line refresh"},
-  {"RandomIntraMBRefresh", 0, "random intra macroblock refresh"},
   {"NumberOfViews", 1, "MVC (two views)"},
   {"GenerateMultiplePPS", 0, "multiple PPS"},
   {"SendAUD", 0, "access unit delimiters"},
@@ -209,56 +208,70 @@ const std::vector<UnsupportedKey> kUnsupported = {
   {"SP2_FRAMES", 0, "SP pictures (extended profile)"},
   {"OutFileMode", 0, "RTP output (Annex B only)"},
   {"PartitionMode", 0, "data partitioning (extended profile)"},
-  {"IntraDisableInterOnly", 0, "IntraDisableInterOnly"},
-  {"I16RDOpt", 0, "RD-based Intra 16x16 decision"},
-  {"DistortionSSIM", 0, "SSIM reporting"},
-  {"DistortionMS_SSIM", 0, "MS-SSIM reporting"},
-  {"DistortionYUVtoRGB", 0, "RGB distortion"},
-  {"CtxAdptLagrangeMult", 0, "context-adaptive Lagrange multipliers"},
-  {"FastCrIntraDecision", 0, "fast chroma intra decision"},
-  {"DisableThresholding", 0, "disabled coefficient thresholding"},
-  {"BiasSkipRDO", 0, "skip bias in RDO"},
-  {"ForceTrueRateRDO", 0, "true-rate RDO"},
-  {"RestrictRefFrames", 0, "restricted reference frames"},
   {"IntraBottom", 0, "intra bottom field"},
   {"NumFramesInELayerSubSeq", 0, "enhancement-layer sub-sequences"},
-  {"RDPictureDecision", 0, "picture-level multi-pass RD decision"},
-  {"SkipIntraInInterSlices", 0, "skipping intra checks in inter slices"},
-  {"PSliceSkipDecisionMethod", 0, "other P_Skip decision methods"},
   {"LowDelay", 0, "low-delay B structures"},
   {"ReferenceReorder", 0, "reference list reordering"},
   {"PocMemoryManagement", 0, "POC-based memory management"},
   {"SparePictureOption", 0, "spare pictures"},
   {"num_slice_groups_minus1", 0, "FMO slice groups"},
   {"UseRedundantPicture", 0, "redundant pictures"},
-  {"ChromaMEEnable", 0, "chroma in motion estimation"},
-  {"MESoftenSSEMetric", 0, "softened SSE metric"},
   {"ScalingMatrixPresentFlag", 0, "scaling matrices (High profile)"},
-  {"OffsetMatrixPresentFlag", 0, "explicit quantisation offsets"},
   {"RGBInput", 0, "RGB input"},
   {"PixelFormat", 0, "packed pixel formats"},
   {"Interleaved", 0, "interleaved input"},
   {"LosslessCoding", 0, "lossless coding"},
-  {"UseExplicitLambdaParams", 0, "explicit lambda parameters"},
-  {"UpdateLambdaChromaME", 0, "chroma ME lambda update"},
-  {"AdaptiveRounding", 0, "adaptive rounding (JVT-N011)"},
-  {"EarlySkipEnable", 0, "early skip detection"},
-  {"SelectiveIntraEnable", 0, "selective intra decision"},
-  {"RestrictSearchRange", 2, "search range restrictions"},
-  {"UseMVLimits", 0, "motion vector limits"},
-  {"HMEEnable", 0, "hierarchical ME"},
-  {"DisableMEPrediction", 0, "disabled ME prediction"},
   {"ToneMappingSEIPresentFlag", 0, "tone mapping SEI"},
   {"SeparateColourPlane", 0, "separate colour planes (4:4:4)"},
-  {"UseRDOQuant", 0, "RDO quantisation (trellis)"},
   {"GenerateSEIMessage", 0, "SEI text messages"},
   {"EnableVUISupport", 0, "VUI parameters"},
   {"ExplicitSeqCoding", 0, "explicit sequence coding"},
-  {"SubMBCodingState", 2, "other sub-macroblock coding-state modes"},
-  {"OnTheFlyFractMCP", 0, "on-the-fly fractional MC"},
-  {"WeightY", 1, "weighted luma distortion in RDO"},
-  {"WeightCb", 1, "weighted chroma distortion in RDO"},
-  {"WeightCr", 1, "weighted chroma distortion in RDO"},
+};
+
+// JM encoder-side heuristics: they only steer decisions inside the baseline syntax, so a JM user's cfg with any
+// value still runs (e.g. JM's own encoder_baseline.cfg sets AdaptiveRounding = 1, FastCrIntraDecision = 1,
+// SubMBCodingState = 1). A value other than `honoured` is named in one warning line with what gme264 does.
+const std::vector<HeuristicKey> kHeuristic = {
+  {"MbLineIntraUpdate", 0, "forces no intra macroblock lines (as 0)"},
+  {"RandomIntraMBRefresh", 0, "forces no intra macroblock refresh (as 0)"},
+  {"IntraDisableInterOnly", 0, "applies the Intra*Disable keys to every slice (as 0)"},
+  {"I16RDOpt", 0, "decides Intra 16x16 as with I16RDOpt = 0"},
+  {"DistortionSSIM", 0, "reports PSNR only"},
+  {"DistortionMS_SSIM", 0, "reports PSNR only"},
+  {"DistortionYUVtoRGB", 0, "reports YUV PSNR only"},
+  {"CtxAdptLagrangeMult", 0, "uses fixed Lagrange multipliers (as 0)"},
+  {"FastCrIntraDecision", 0, "tries every chroma intra mode (as 0)"},
+  {"DisableThresholding", 0, "keeps JM's coefficient thresholding on (as 0)"},
+  {"BiasSkipRDO", 0, "uses no skip bias (as 0)"},
+  {"ForceTrueRateRDO", 0, "uses JM's default rate estimate (as 0)"},
+  {"RestrictRefFrames", 0, "does not restrict reference frames (as 0)"},
+  {"RDPictureDecision", 0, "codes each picture in one pass (as 0)"},
+  {"SkipIntraInInterSlices", 0, "checks intra modes in P slices (as 0)"},
+  {"PSliceSkipDecisionMethod", 0, "uses JM's default P_Skip decision (as 0)"},
+  {"ChromaMEEnable", 0, "uses luma-only motion estimation (as 0)"},
+  {"MESoftenSSEMetric", 0, "uses no softened metric (as 0)"},
+  {"OffsetMatrixPresentFlag", 0, "uses JM's default quantisation offsets (as 0)"},
+  {"UseExplicitLambdaParams", 0, "uses JM's default lambda formulas (as 0)"},
+  {"UpdateLambdaChromaME", 0, "does not update the chroma ME lambda (as 0)"},
+  {"AdaptiveRounding", 0, "uses JM's fixed rounding offsets (as AdaptiveRounding = 0)"},
+  {"EarlySkipEnable", 0, "does no early skip detection (as 0)"},
+  {"SelectiveIntraEnable", 0, "checks every intra mode (as 0)"},
+  {"RestrictSearchRange", 2, "searches the full range for every block type and reference (as 2)"},
+  {"UseMVLimits", 0, "limits vectors only by SearchRange (as 0)"},
+  {"HMEEnable", 0, "uses no hierarchical ME (as 0)"},
+  {"DisableMEPrediction", 0, "uses the ME predictors (as 0)"},
+  {"UseRDOQuant", 0, "uses plain quantisation, no trellis (as 0)"},
+  {"SubMBCodingState", 2, "behaves as SubMBCodingState = 2"},
+  {"OnTheFlyFractMCP", 0, "precomputes sub-pel planes (as 0; same stream in JM)"},
+  {"WeightY", 1, "weights luma distortion by 1"},
+  {"WeightCb", 1, "weights Cb distortion by 1"},
+  {"WeightCr", 1, "weights Cr distortion by 1"},
+};
+
+// Supported keys whose other JM values are heuristics of the same job (motion search, mode decision).
+const ValueFallback kValueFallbacks[] = {
+  {"SearchMode", -1, 3, 0, "runs the fast full search (SearchMode = 0); vectors can differ from JM's"},
+  {"RDOptimization", 0, 4, 1, "uses the high-complexity RD mode decision (RDOptimization = 1)"},
 };
 
 // JM keys that only act through a tool required off above (or only write JM's own report files): any value.
@@ -323,6 +336,19 @@ const char* const kIgnored[] = {
 
 const std::vector<KeyDef>& supported_keys() { return kSupported; }
 const std::vector<UnsupportedKey>& unsupported_keys() { return kUnsupported; }
+const std::vector<HeuristicKey>& heuristic_keys() { return kHeuristic; }
+
+const HeuristicKey* find_heuristic(const std::string& name) {
+  for (const HeuristicKey& k : kHeuristic)
+    if (strcasecmp(k.name, name.c_str()) == 0) return &k;
+  return nullptr;
+}
+
+const ValueFallback* find_value_fallback(const std::string& canonical_name) {
+  for (const ValueFallback& f : kValueFallbacks)
+    if (canonical_name == f.name) return &f;
+  return nullptr;
+}
 
 const KeyDef* find_supported(const std::string& name) {
   for (const KeyDef& k : kSupported)

@@ -1,6 +1,11 @@
 // The key table behind encoder/config.cpp: every JM 19.0 key gme264 knows, in three kinds.
 //   supported   - mapped to an EncoderParams field, JM 19.0 name, JM 19.0 default (where gme264 can honour it), range;
-//   unsupported - a JM tool gme264 does not implement: accepted only with the value that means "tool off";
+//   unsupported - a JM tool that would change the stream's syntax or profile (CABAC, B slices, interlace, 8x8
+//                 transform, bit depth, chroma format, weighted prediction, FMO, rate control, ...): accepted only
+//                 with the value that means "tool off";
+//   heuristic   - a JM encoder-side decision heuristic that cannot make the stream leave the baseline syntax
+//                 (rounding, fast decisions, thresholding, RDO sub-options, ...): any number is accepted; values
+//                 gme264 does not honour are listed in one warning line with what gme264 does instead;
 //   ignored     - JM keys that cannot change gme264's output (B-slice, rate-control, VUI, trace, ... settings that
 //                 only matter when a tool we require off is on), accepted with any value.
 // Anything else is an unknown key (one warning line, as JM only prints a message and goes on).
@@ -41,7 +46,26 @@ struct UnsupportedKey {
   const char* what;  // the tool, for the message
 };
 
+// A JM encoder heuristic gme264 does not implement (or implements one setting of): any value parses.
+struct HeuristicKey {
+  const char* name;
+  double honoured;      // the value gme264's behaviour matches; others give the warning
+  const char* instead;  // what gme264 does instead, for the warning
+};
+
+// A supported key whose other JM values (lo..hi, JM 19.0's range) are encoder heuristics: such a value is replaced
+// by `to` with a warning; values outside JM's range stay errors.
+struct ValueFallback {
+  const char* name;
+  int lo, hi;
+  int to;
+  const char* instead;
+};
+
 const std::vector<KeyDef>& supported_keys();
+const std::vector<HeuristicKey>& heuristic_keys();
+const HeuristicKey* find_heuristic(const std::string& name);
+const ValueFallback* find_value_fallback(const std::string& canonical_name);
 const std::vector<UnsupportedKey>& unsupported_keys();
 bool is_ignored_key(const std::string& canonical_name);
 

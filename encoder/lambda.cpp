@@ -13,6 +13,11 @@ constexpr int kShiftQp = 12;
 
 }  // namespace
 
+int jm_lambda_factor(double lambda) {
+  static_assert(kLambdaBits >= kJmLambdaBits, "cost precision below JM's");
+  return lambda_factor(lambda);
+}
+
 Lambdas compute_lambdas(const EncoderParams& p, SliceType type, int qp) {
   (void)type;  // with no B pictures the I and P formulas of JM 19.0 coincide (0.85 * 2^((qp-12)/3))
   Lambdas l;
@@ -33,8 +38,9 @@ Lambdas compute_lambdas(const EncoderParams& p, SliceType type, int qp) {
     // SetLambda: lambda_me = lambda_md for SSE, sqrt(lambda_md) otherwise.
     for (int k = 0; k < 3; ++k) l.me[k] = metric[k] == 1 ? l.md : std::sqrt(l.md);
   }
-  l.md_factor = lambda_factor(l.md);
-  for (int k = 0; k < 3; ++k) l.mf[k] = lambda_factor(l.me[k]);
+  l.md_factor = jm_lambda_factor(l.md);
+  l.md_half = ((l.md_factor >> (kLambdaBits - kJmLambdaBits)) / 2) << (kLambdaBits - kJmLambdaBits);
+  for (int k = 0; k < 3; ++k) l.mf[k] = jm_lambda_factor(l.me[k]);
   return l;
 }
 

@@ -161,7 +161,8 @@ int run(int argc, const char* const* argv) {
     stream.write(bytes.data(), bytes.size());
     const Frame& rec = encoder.last_recon();
     if (recon) write_cropped_yuv(rec, *recon);
-    report.add_picture(index, r, src, rec, t);
+    const std::vector<MbInfo>& mbs = encoder.last_mb_info();
+    report.add_picture(index, r, src, rec, t, mbs.data(), static_cast<int>(mbs.size()));
   }
   report.finish(seconds_since(t_start), encoder.integer_me_path());
 

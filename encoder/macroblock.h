@@ -30,7 +30,6 @@ struct MbContext {
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
   const Frame* const* refs = nullptr;  // P slices: list 0, index = ref_idx (Frame::id gives MbInfo::ref_id)
   int skip_run = 0;             // P slices: mb_skip_run pending before this macroblock (rate of P_Skip in RD)
-  const MbInfo* prev_mbs = nullptr;  // the previous picture's macroblocks (JM's stale nz_coeff, analyse_inter)
   int mb_x = 0, mb_y = 0;       // the macroblock being coded
 
   // Neighbour macroblock (dx, dy in -1..1) in the same slice, or nullptr.

@@ -139,14 +139,14 @@ Candidate FullFastSearch::best(int part, MV pred) {
   Table& t = tables_[ref_];
   if (!t.valid) build(t);
   const uint16_t* sad = t.sad.data() + static_cast<size_t>(part) * npos_;
-  // J = (sad << 16) + lambda * (bits_x + bits_y). Screening in 16 bits: with m = lambda * bits,
-  // q = sad + (mx >> 16) + (my >> 16) satisfies q <= J >> 16 <= q + 1, so only positions with q <= min q + 1 can
+  // J = (sad << k) + lambda * (bits_x + bits_y), k = kLambdaBits. Screening in 16 bits: with m = lambda * bits,
+  // q = sad + (mx >> k) + (my >> k) satisfies q <= J >> k <= q + 1, so only positions with q <= min q + 1 can
   // hold the minimum J; the kernel returns a superset of those, which are then compared exactly.
   for (int c = 0; c < width_; ++c) {
     cx_[c] = static_cast<uint32_t>(lambda_) * mv_bits(t.centre.x + 4 * (c - sr_) - pred.x);
     cy_[c] = static_cast<uint32_t>(lambda_) * mv_bits(t.centre.y + 4 * (c - sr_) - pred.y);
-    hx_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cx_[c] >> 16));
-    hy_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cy_[c] >> 16));
+    hx_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cx_[c] >> kLambdaBits));
+    hy_[c] = static_cast<uint16_t>(std::min<uint32_t>(0xFFFF, cy_[c] >> kLambdaBits));
   }
   int ncand = 0;
   const uint32_t qmin = kernels_.screen(sad, width_, stride_, hx_.data(), hy_.data(), cand_.data(), &ncand);

@@ -62,7 +62,7 @@ constexpr int spiral_index(int dx, int dy) {
 // ---- Costs --------------------------------------------------------------------------------------------------
 // JM 19.0 motion cost at full pel (JCOST_CALC_SCALEUP = 1):
 //   J = (SAD << 16) + lambda_factor * (se_bits(4*mvx - pred.x) + se_bits(4*mvy - pred.y))
-// with lambda_factor = lambda_mf[P][qp][F_PEL] = (int)(sqrt(lambda_md) * 65536 + 0.5) for SAD (see doc/RD.md).
+// with lambda_factor = JM's lambda_mf[P][qp][F_PEL] (5 fractional bits) << 11, see common/types.h and doc/RD.md.
 inline uint64_t motion_cost(uint32_t sad, int lambda_factor, MV mv_qpel, MV pred_qpel) {
   return (static_cast<uint64_t>(sad) << kLambdaBits) +
          static_cast<uint64_t>(lambda_factor) * (se_bits(mv_qpel.x - pred_qpel.x) + se_bits(mv_qpel.y - pred_qpel.y));

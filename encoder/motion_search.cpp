@@ -1,8 +1,6 @@
 #include "encoder/motion_search.h"
 
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -224,12 +222,6 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   }
   res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
-  if (std::getenv("GME_ME_TRACE")) {  // TEMPORARY
-    static const int bt[7][2] = {{16,16},{16,8},{8,16},{8,8},{8,4},{4,8},{4,4}};
-    int t = 0; for (int i = 0; i < 7; ++i) if (bt[i][0] == w && bt[i][1] == h) t = i + 1;
-    std::fprintf(stderr, "ME mb%d bt%d x%d y%d pred %d %d mv %d %d cost %lld\n", (mb_py / 16) * 1000 + mb_px / 16, t,
-                 4 * g.x, 4 * g.y, pred.x, pred.y, res.mv.x, res.mv.y, static_cast<long long>(res.cost));
-  }
   return res;
 }
 

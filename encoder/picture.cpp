@@ -163,8 +163,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   rec->poc = pp.poc;
   rec->id = s.next_frame_id++;
   rec->is_idr = pp.idr;
-  s.prev_mbs.swap(s.mbs);
-  s.mbs.assign(s.prev_mbs.size(), MbInfo());
+  for (MbInfo& m : s.mbs) m = MbInfo();
 
   PictureCandidates cands;
   double picture_me_seconds = 0;

@@ -24,7 +24,6 @@ struct EncoderState {
   const PixelFuncs* px = nullptr;
 
   std::vector<MbInfo> mbs;                    // the current picture's macroblocks
-  std::vector<MbInfo> prev_mbs;               // the previous picture's (JM RD quirk, see analyse_inter.cpp)
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction
   std::vector<std::shared_ptr<Frame>> refs;   // short-term references, most recent first (= list 0 order)
 

@@ -51,7 +51,6 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   c.px = s.px;
   c.num_ref_idx_active = pp.num_ref_idx_active;
   c.refs = refs.empty() ? nullptr : refs.data();
-  c.prev_mbs = s.prev_mbs.size() == s.mbs.size() ? s.prev_mbs.data() : nullptr;
 
   InterContext ic;
   ic.source = source;

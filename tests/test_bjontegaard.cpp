@@ -71,7 +71,7 @@ BdCurve test_of(const RefCurves& c) { return {"test", c.rt, c.pt}; }
 TEST(Bjontegaard, MatchesNumpyAndScipyReference) {
   for (const auto& e : kExpected) {
     SCOPED_TRACE(std::string(e.name) + " " + bd_method_name(e.method));
-    const RefCurves& c = curves(e.name);
+    const RefCurves c = curves(e.name);
     const BdResult r = bjontegaard(anchor_of(c), test_of(c), e.method);
     EXPECT_NEAR(r.bd_rate_percent, e.bd_rate, 1e-7);
     EXPECT_NEAR(r.bd_psnr_db, e.bd_psnr, 1e-8);
@@ -81,7 +81,7 @@ TEST(Bjontegaard, MatchesNumpyAndScipyReference) {
 TEST(Bjontegaard, SwappingAnchorAndTestInvertsTheDeltas) {
   // BD-PSNR is antisymmetric; BD-rate maps to 1/(1+r) - 1 because the log-rate difference changes sign.
   for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
-    const RefCurves& c = curves("vga_qp_sweep");
+    const RefCurves c = curves("vga_qp_sweep");
     const BdResult f = bjontegaard(anchor_of(c), test_of(c), m);
     const BdResult b = bjontegaard(test_of(c), anchor_of(c), m);
     EXPECT_NEAR(b.bd_psnr_db, -f.bd_psnr_db, 1e-12);
@@ -90,7 +90,7 @@ TEST(Bjontegaard, SwappingAnchorAndTestInvertsTheDeltas) {
 }
 
 TEST(Bjontegaard, OverlapIntervalIsTheCommonPart) {
-  const RefCurves& c = curves("partial_overlap");
+  const RefCurves c = curves("partial_overlap");
   const BdResult r = bjontegaard(anchor_of(c), test_of(c), BdMethod::kPolynomial);
   EXPECT_NEAR(r.overlap_kbps_lo, 300.0, 1e-9);
   EXPECT_NEAR(r.overlap_kbps_hi, 800.0, 1e-9);
@@ -110,7 +110,7 @@ TEST(Bjontegaard, IdenticalCurvesGiveZero) {
 
 TEST(Bjontegaard, PureRateScalingGivesKMinusOne) {
   // Test rates k * anchor rates at equal PSNR: log10 rates shift by log10 k, which both fits follow exactly.
-  const RefCurves& c = curves("six_vs_five");
+  const RefCurves c = curves("six_vs_five");
   for (double k : {0.5, 0.9, 1.0, 1.03, 1.25, 2.0}) {
     BdCurve t{"test", c.ra, c.pa};
     for (double& r : t.kbps) r *= k;
@@ -122,7 +122,7 @@ TEST(Bjontegaard, PureRateScalingGivesKMinusOne) {
 }
 
 TEST(Bjontegaard, PurePsnrShiftGivesD) {
-  const RefCurves& c = curves("x265_presets");
+  const RefCurves c = curves("x265_presets");
   for (double d : {-0.5, -0.105, 0.0, 0.25}) {
     BdCurve t{"test", c.ra, c.pa};
     for (double& p : t.psnr) p += d;
@@ -152,7 +152,7 @@ TEST(Bjontegaard, PchipSlopesMatchScipy) {
 }
 
 TEST(Bjontegaard, PolyfitMatchesNumpy) {
-  const RefCurves& c = curves("six_vs_five");
+  const RefCurves c = curves("six_vs_five");
   std::vector<double> lx;
   for (double r : c.ra) lx.push_back(std::log10(r));
   const std::vector<double> p = polyfit3(lx, c.pa);

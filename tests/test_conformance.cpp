@@ -285,13 +285,26 @@ TEST_P(ConformanceTest, DecodesToRecon) {
   ASSERT_LE(c.frames, clip.frames) << "clip " << clip.file << " is too short";
   EncodeOutput out;
   ASSERT_TRUE(encode_and_verify(clip, c.frames, c.params, &out));
-  // A slice-mode case must really have cut pictures into several slices (else it tested nothing).
-  bool sliced = false;
-  for (const std::string& p : c.params) sliced |= p == "SliceMode=1" || p == "SliceMode=2";
-  if (sliced) {
-    size_t slices = 0;
-    for (const NalUnit& u : split_annexb(out.stream)) slices += u.type == 1 || u.type == 5;
-    EXPECT_GT(slices, static_cast<size_t>(c.frames)) << "no picture has more than one slice\n  " << out.lencod_cmd;
+  // A slice-mode case must really cut pictures into several slices where it can (else it tested nothing): with
+  // SliceMode 1 when a picture has more macroblocks than SliceArgument, with SliceMode 2 when the pictures' slice
+  // data average more than twice SliceArgument bytes.
+  int mode = 0, arg = 0;
+  for (const std::string& p : c.params) {
+    if (p.rfind("SliceMode=", 0) == 0) mode = std::stoi(p.substr(10));
+    if (p.rfind("SliceArgument=", 0) == 0) arg = std::stoi(p.substr(14));
+  }
+  if (mode != 0 && arg > 0) {
+    size_t slices = 0, slice_bytes = 0;
+    for (const NalUnit& u : split_annexb(out.stream))
+      if (u.type == 1 || u.type == 5) {
+        ++slices;
+        slice_bytes += u.size;
+      }
+    const int mbs = ((clip.width + 15) / 16) * ((clip.height + 15) / 16);
+    const bool must_split = mode == 1 ? mbs > arg : slice_bytes > 2 * static_cast<size_t>(arg) * c.frames;
+    if (must_split) {
+      EXPECT_GT(slices, static_cast<size_t>(c.frames)) << "no picture has more than one slice\n  " << out.lencod_cmd;
+    }
   }
 }
 

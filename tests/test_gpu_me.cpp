@@ -90,6 +90,18 @@ Scene make_scene(int mbw, int mbh, int refs, int range, int k, std::mt19937& rng
   return s;
 }
 
+// Copies of the scene's planes with border `pad`, so strides are no multiple of 16 (pad 37: 48 + 74 = 122).
+void reborder(Scene& s, int pad) {
+  for (Plane& p : s.planes) {
+    Plane q;
+    q.alloc(p.width, p.height, pad);
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < p.width; ++x) *q.at(x, y) = *p.at(x, y);
+    q.extend_borders();
+    p = std::move(q);  // the request's pointers still address the same Plane objects
+  }
+}
+
 // ---- The oracle: every partition, every position, pixel by pixel with unbounded edge replication -----------------
 int replicated(const Plane& p, int x, int y) { return *p.at(clip3(0, p.width - 1, x), clip3(0, p.height - 1, y)); }
 
@@ -172,6 +184,19 @@ TEST(GpuMeTwin, MatchesOracleAtRange128) {
   oracle_search(s.req, want);
   twin.search(s.req, got);
   EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+}
+
+TEST(GpuMeTwin, MatchesOracleWithOddStridesAndBorders) {
+  std::mt19937 rng(4321);
+  TwinPictureSearch twin;
+  for (int pad : {19, 37}) {
+    Scene s = make_scene(3, 2, 2, 4, 3, rng);
+    reborder(s, pad);
+    PictureCandidates want, got;
+    oracle_search(s.req, want);
+    twin.search(s.req, got);
+    EXPECT_TRUE(same_candidates(got, want)) << "pad " << pad << ", " << describe(s.req);
+  }
 }
 
 TEST(GpuMeTwin, TiesFollowSpiralOrder) {
@@ -325,6 +350,15 @@ TEST_F(GpuMeCuda, MatchesTwinAtRange64And128) {
   expect_same_as_twin(make_scene(3, 2, 2, 64, 4, rng).req);
   expect_same_as_twin(make_scene(3, 2, 1, 128, 1, rng).req);
   expect_same_as_twin(make_scene(2, 2, 1, 128, 8, rng, Content::kNoise).req);
+}
+
+TEST_F(GpuMeCuda, MatchesTwinWithOddStridesAndBorders) {
+  std::mt19937 rng(1717);
+  for (int pad : {19, 37}) {
+    Scene s = make_scene(5, 3, 1, 20, 4, rng);
+    reborder(s, pad);
+    expect_same_as_twin(s.req);
+  }
 }
 
 TEST_F(GpuMeCuda, MatchesTwinOnTies) {

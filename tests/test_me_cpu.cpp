@@ -19,6 +19,9 @@
 namespace gme {
 namespace {
 
+// One SAD unit per bit of vector: lambdas below are written as multiples of this.
+constexpr int kL = 1 << kLambdaBits;
+
 std::vector<const PixelFuncs*> variants() {
   const PixelFuncs* v[8];
   const int n = pixel_variants(v, 8);
@@ -79,7 +82,7 @@ struct Oracle {
       for (int dx = -sr; dx <= sr; ++dx) {
         const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
         const uint32_t s = sad(part, dx, dy);
-        const uint64_t j = (static_cast<uint64_t>(s) << 16) +
+        const uint64_t j = (static_cast<uint64_t>(s) << kLambdaBits) +
                            static_cast<uint64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
         const int rank = (zero_first && mv == MV(0, 0)) ? -1 : spiral_index(dx, dy);
         if (j < bj || (j == bj && rank < brank)) {
@@ -155,7 +158,7 @@ TEST(MeCpu, FastFullSearchMatchesOracleRandomFrames) {
   std::vector<std::pair<int, int>> all;
   for (int y = 0; y < 3; ++y)
     for (int x = 0; x < 4; ++x) all.push_back({x, y});
-  for (int lambda : {0, 4 * 65536, 40 * 65536}) {
+  for (int lambda : {0, 4 * kL, 40 * kL}) {
     check_against_oracle(cur, ref, 6, lambda, FullFastOptions{}, all, rng, 30);
     FullFastOptions lo;
     lo.rdo_low_complexity = true;
@@ -168,14 +171,14 @@ TEST(MeCpu, PictureBordersAndVectorsPointingOutside) {
   const Plane ref = make_plane(48, 32, rng, 16);
   const Plane cur = make_plane(48, 32, rng, 16);
   // Corner macroblocks with predictors up to 100 pels away: windows entirely outside the picture and padding.
-  check_against_oracle(cur, ref, 10, 3 * 65536, FullFastOptions{}, {{0, 0}, {2, 0}, {0, 1}, {2, 1}}, rng, 400);
+  check_against_oracle(cur, ref, 10, 3 * kL, FullFastOptions{}, {{0, 0}, {2, 0}, {0, 1}, {2, 1}}, rng, 400);
 }
 
 TEST(MeCpu, SearchRange1) {
   std::mt19937 rng(23);
   const Plane ref = make_plane(48, 48, rng, 4);
   const Plane cur = make_plane(48, 48, rng, 4);
-  check_against_oracle(cur, ref, 1, 2 * 65536, FullFastOptions{}, {{0, 0}, {1, 1}, {2, 2}}, rng, 8);
+  check_against_oracle(cur, ref, 1, 2 * kL, FullFastOptions{}, {{0, 0}, {1, 1}, {2, 2}}, rng, 8);
 }
 
 TEST(MeCpu, SearchRange128) {
@@ -183,7 +186,7 @@ TEST(MeCpu, SearchRange128) {
   const Plane ref = make_plane(32, 32, rng, 32);
   const Plane cur = make_plane(32, 32, rng, 32);
   // The window (257 x 257) is far larger than the picture: most positions read only replicated borders.
-  check_against_oracle(cur, ref, 128, 5 * 65536, FullFastOptions{}, {{1, 1}}, rng, 40);
+  check_against_oracle(cur, ref, 128, 5 * kL, FullFastOptions{}, {{1, 1}}, rng, 40);
 }
 
 // Maximal SADs with a huge lambda saturate the 16-bit screening: the search must fall back to the exact scan
@@ -220,7 +223,7 @@ TEST(MeCpu, TieRule) {
   ref.extend_borders();
   cur.extend_borders();
   for (const PixelFuncs* px : variants()) {
-    FullFastSearch src(cur, {&ref}, 8, 4 * 65536, *px, FullFastOptions{});
+    FullFastSearch src(cur, {&ref}, 8, 4 * kL, *px, FullFastOptions{});
     src.begin_mb(1, 1, 0, MV(0, 0));
     EXPECT_EQ(src.best(0, MV(0, 0)).mv, MV(-16, 0)) << px->name;
     EXPECT_EQ(src.best(0, MV(0, 0)).sad, 0u);
@@ -236,13 +239,13 @@ TEST(MeCpu, TieRule) {
   flat_r.extend_borders();
   flat_c.extend_borders();
   for (const PixelFuncs* px : variants()) {
-    FullFastSearch a(flat_c, {&flat_r}, 4, 65536, *px, FullFastOptions{});
+    FullFastSearch a(flat_c, {&flat_r}, 4, kL, *px, FullFastOptions{});
     a.begin_mb(1, 1, 0, MV(2, 0));
     EXPECT_EQ(a.centre(), MV(4, 0));
     EXPECT_EQ(a.best(0, MV(2, 0)).mv, MV(4, 0));
     FullFastOptions lo;
     lo.rdo_low_complexity = true;
-    FullFastSearch b(flat_c, {&flat_r}, 4, 65536, *px, lo);
+    FullFastSearch b(flat_c, {&flat_r}, 4, kL, *px, lo);
     b.begin_mb(1, 1, 0, MV(2, 0));
     EXPECT_EQ(b.best(0, MV(2, 0)).mv, MV(0, 0));
   }
@@ -259,7 +262,7 @@ TEST(MeCpu, GlobalShiftFoundExactly) {
   for (int y = 0; y < 64; ++y)
     for (int x = 0; x < 96; ++x) cur.at(x, y)[0] = static_cast<uint8_t>(pel(ref, x + 7, y - 3));
   cur.extend_borders();
-  auto src = make_fullfast_source(cur, {&ref}, 16, 5 * 65536, pixel_best());
+  auto src = make_fullfast_source(cur, {&ref}, 16, 5 * kL, pixel_best());
   int exact = 0;
   for (int my = 0; my < 4; ++my)
     for (int mx = 0; mx < 6; ++mx) {
@@ -283,14 +286,14 @@ TEST(MeCpu, InterleavedReferencesKeepTheirTables) {
   const Plane cur = make_plane(48, 48, rng, 8);
   const Plane r0 = make_plane(48, 48, rng, 8);
   const Plane r1 = make_plane(48, 48, rng, 8);
-  FullFastSearch src(cur, {&r0, &r1}, 5, 65536, pixel_best(), FullFastOptions{});
+  FullFastSearch src(cur, {&r0, &r1}, 5, kL, pixel_best(), FullFastOptions{});
   const Oracle o0(cur, r0, 1, 1, 5, MV(4, 0)), o1(cur, r1, 1, 1, 5, MV(-8, 4));
   src.begin_mb(1, 1, 0, MV(4, 0));
   src.begin_mb(1, 1, 1, MV(-8, 4));
-  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o1.best(3, MV(0, 0), 65536, false).mv);
+  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o1.best(3, MV(0, 0), kL, false).mv);
   src.begin_mb(1, 1, 0, MV(4, 0));  // switch back: same table
-  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o0.best(3, MV(0, 0), 65536, false).mv);
-  EXPECT_EQ(src.best(30, MV(8, 8)).mv, o0.best(30, MV(8, 8), 65536, false).mv);
+  EXPECT_EQ(src.best(3, MV(0, 0)).mv, o0.best(3, MV(0, 0), kL, false).mv);
+  EXPECT_EQ(src.best(30, MV(8, 8)).mv, o0.best(30, MV(8, 8), kL, false).mv);
 }
 
 // ---- The search kernels of every variant against the plain ones -------------------------------------------
@@ -353,7 +356,7 @@ TEST(MeCpu, RerankSourceMatchesOracle) {
     c.sad = rng() % 6;  // small SADs: many exact ties
   }
   pc.at(1, 4, 7)[5].sad = UINT32_MAX;  // an empty slot is never chosen
-  const int lambda = 65536;
+  const int lambda = kL;
   auto src = make_rerank_source(pc, mbw, lambda);
   int ties = 0;
   for (int ref = 0; ref < refs; ++ref)
@@ -367,7 +370,7 @@ TEST(MeCpu, RerankSourceMatchesOracle) {
         for (int i = 0; i < k; ++i) {
           if (c[i].sad == UINT32_MAX) continue;
           const uint64_t bits = se_bits(c[i].mv.x - pred.x) + se_bits(c[i].mv.y - pred.y);
-          const uint64_t j = (static_cast<uint64_t>(c[i].sad) << 16) + static_cast<uint64_t>(lambda) * bits;
+          const uint64_t j = (static_cast<uint64_t>(c[i].sad) << kLambdaBits) + static_cast<uint64_t>(lambda) * bits;
           if (best >= 0 && j == bj) ++ties;
           if (best < 0 || j < bj) { best = i; bj = j; }
         }
@@ -394,13 +397,13 @@ MotionResult subpel_oracle(const Candidate& ic, int part, MV pred, const Plane& 
     mc_luma(buf, 16, ref, bx, by, mv, w, h);
     const uint8_t* o = cur.at(bx, by);
     const uint32_t d = metric ? px.satd[bs](o, cur.stride, buf, 16) : px.sad[bs](o, cur.stride, buf, 16);
-    return static_cast<int64_t>(d) << 16;
+    return static_cast<int64_t>(d) << kLambdaBits;
   };
   auto bits = [&](int lambda, MV mv) {
     return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
   };
   const int sp[9][2] = {{0, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, -1}, {-1, 0}, {1, 0}, {-1, 1}, {1, 1}};
-  MotionResult r{ic.mv, pred, (static_cast<int64_t>(ic.sad) << 16) + bits(p.lambda_factor_fpel, ic.mv)};
+  MotionResult r{ic.mv, pred, (static_cast<int64_t>(ic.sad) << kLambdaBits) + bits(p.lambda_factor_fpel, ic.mv)};
   if (p.disable_subpel) return r;
   const int start_hp = p.hpel_metric == 0 ? 1 : 0, start_qp = p.hpel_metric == p.qpel_metric ? 1 : 0;
   int64_t minc = start_hp ? r.cost : INT64_MAX;
@@ -440,7 +443,7 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
     for (auto& m : metrics)
       for (bool disable : {false, true})
         for (bool bonus : {false, true}) {
-          MotionSearchParams p{3 * 65536, 3 * 65536 + 7, 2 * 65536 + 5, m[0], m[1], disable};
+          MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], disable};
           p.zero_mv_bonus = bonus;
           auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, *px);
           for (int my = 0; my < 3; ++my)
@@ -469,13 +472,13 @@ TEST(MeCpu, SubpelFindsInterpolatedShiftExactly) {
   cur.alloc(64, 64, kLumaPad);
   mc_luma(cur.at(16, 16), cur.stride, ref, 16, 16, MV(5, -3), 16, 16);
   cur.extend_borders();
-  auto src = make_fullfast_source(cur, {&ref}, 8, 65536, pixel_best());
+  auto src = make_fullfast_source(cur, {&ref}, 8, kL, pixel_best());
   src->begin_mb(1, 1, 0, MV(4, -4));
-  MotionSearchParams p{65536, 65536, 65536, 2, 2, false};
+  MotionSearchParams p{kL, kL, kL, 2, 2, false};
   const MotionResult r = motion_search_partition(*src, 0, MV(4, -4), cur.at(16, 16), cur.stride, ref, 16, 16, p,
                                                  pixel_best());
   EXPECT_EQ(r.mv, MV(5, -3));
-  EXPECT_EQ(r.cost, 65536ll * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
+  EXPECT_EQ(r.cost, static_cast<int64_t>(kL) * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
 }
 
 // JM's check_position0: identical pictures, zero vector, zero predictor. The half-pel centre costs
@@ -483,8 +486,8 @@ TEST(MeCpu, SubpelFindsInterpolatedShiftExactly) {
 TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
   std::mt19937 rng(32);
   const Plane ref = make_plane(48, 48, rng, 1);
-  const int lh = 3 * 65536 + 11;
-  MotionSearchParams p{65536, lh, 2 * 65536, 2, 2, false};
+  const int lh = 3 * kL + 11;
+  MotionSearchParams p{kL, lh, 2 * kL, 2, 2, false};
   p.zero_mv_bonus = true;
   auto src = make_fullfast_source(ref, {&ref}, 4, p.lambda_factor_fpel, pixel_best());
   src->begin_mb(1, 1, 0, MV(0, 0));
