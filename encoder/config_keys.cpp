@@ -121,7 +121,7 @@ const std::vector<KeyDef> kSupported = {
    "integer motion search range in pel (+-SearchRange around the predictor)", "JM has no upper limit"},
   {"SearchMode", KeyType::Int, 0, nullptr, 0, 0, "-1,0", FIELD(p.search_mode),
    "0: fast full search; -1: full search (same vectors, so it runs the fast full search)",
-   "1 (UMHexagonS), 2 (simplified UMHexagonS) and 3 (EPZS) are errors: their vectors differ from a full search"},
+   "1 (UMHexagonS), 2 (simplified UMHexagonS), 3 (EPZS): accepted with a warning, the fast full search runs"},
   {"DisableSubpelME", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.disable_subpel_me),
    "integer-pel motion vectors only", ""},
   {"MEDistortionFPel", KeyType::Int, 0, nullptr, 0, 0, "0", FIELD(p.me_distortion_fpel),
@@ -136,7 +136,7 @@ const std::vector<KeyDef> kSupported = {
   // ---- Mode decision
   {"RDOptimization", KeyType::Int, 0, nullptr, 0, 0, "0,1", FIELD(p.rd_optimization),
    "0: low-complexity mode decision, 1: high-complexity RD mode decision",
-   "2 (fast high complexity), 3 (losses), 4 (skip bias) are not supported"},
+   "2 (fast high complexity), 3 (losses), 4 (skip bias): accepted with a warning, 1 runs"},
 
   // ---- Deblocking (baseline: every picture is a reference, so only the *Ref* keys matter)
   {"DFParametersFlag", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.df_parameters_flag),
@@ -159,7 +159,7 @@ const std::vector<KeyDef> kSupported = {
    "0: CPU fast full search (the unmodified run), 1: picture-level integer ME on the GPU (CPU twin without one)",
    "gme264 key"},
   {"GPUDevice", KeyType::Int, 0, nullptr, 0, 63, nullptr, FIELD(p.gpu_device), "CUDA device index", "gme264 key"},
-  {"GPUTopK", KeyType::Int, 4, nullptr, 1, 16, nullptr, FIELD(p.gpu_top_k),
+  {"GPUTopK", KeyType::Int, 8, nullptr, 1, 16, nullptr, FIELD(p.gpu_top_k),
    "integer candidates per partition and reference kept by the GPU search", "gme264 key"},
   {"GPUSearchCenter", KeyType::Int, 0, nullptr, 0, 1, nullptr, FIELD(p.gpu_search_center),
    "GPU search window centre: 0 (0,0), 1 co-located vector of the previous P picture", "gme264 key"},
@@ -229,8 +229,10 @@ const std::vector<UnsupportedKey> kUnsupported = {
 };
 
 // JM encoder-side heuristics: they only steer decisions inside the baseline syntax, so a JM user's cfg with any
-// value still runs (e.g. JM's own encoder_baseline.cfg sets AdaptiveRounding = 1, FastCrIntraDecision = 1,
-// SubMBCodingState = 1). A value other than `honoured` is named in one warning line with what gme264 does.
+// value still runs (e.g. JM's own encoder_baseline.cfg sets AdaptiveRounding = 1). `honoured` is the value gme264's
+// decisions reproduce; for FastCrIntraDecision and SubMBCodingState that is the encoder_baseline.cfg value (1, 1),
+// not JM's built-in default (0, 2), because gme264 was matched against that file (doc/CODING_TOOLS.md). A value
+// other than `honoured` is named in one warning line with what gme264 does instead.
 const std::vector<HeuristicKey> kHeuristic = {
   {"MbLineIntraUpdate", 0, "forces no intra macroblock lines (as 0)"},
   {"RandomIntraMBRefresh", 0, "forces no intra macroblock refresh (as 0)"},
@@ -240,7 +242,7 @@ const std::vector<HeuristicKey> kHeuristic = {
   {"DistortionMS_SSIM", 0, "reports PSNR only"},
   {"DistortionYUVtoRGB", 0, "reports YUV PSNR only"},
   {"CtxAdptLagrangeMult", 0, "uses fixed Lagrange multipliers (as 0)"},
-  {"FastCrIntraDecision", 0, "tries every chroma intra mode (as 0)"},
+  {"FastCrIntraDecision", 1, "fixes the chroma mode first by JM's fast chroma decision (as 1)"},
   {"DisableThresholding", 0, "keeps JM's coefficient thresholding on (as 0)"},
   {"BiasSkipRDO", 0, "uses no skip bias (as 0)"},
   {"ForceTrueRateRDO", 0, "uses JM's default rate estimate (as 0)"},
@@ -261,7 +263,7 @@ const std::vector<HeuristicKey> kHeuristic = {
   {"HMEEnable", 0, "uses no hierarchical ME (as 0)"},
   {"DisableMEPrediction", 0, "uses the ME predictors (as 0)"},
   {"UseRDOQuant", 0, "uses plain quantisation, no trellis (as 0)"},
-  {"SubMBCodingState", 2, "behaves as SubMBCodingState = 2"},
+  {"SubMBCodingState", 1, "restores the coding state as JM's encoder_baseline.cfg does (as 1)"},
   {"OnTheFlyFractMCP", 0, "precomputes sub-pel planes (as 0; same stream in JM)"},
   {"WeightY", 1, "weights luma distortion by 1"},
   {"WeightCb", 1, "weights Cb distortion by 1"},
