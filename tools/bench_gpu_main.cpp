@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     make_pictures(sz.w, sz.coded_h, cur, ref);
     const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
     struct Run { int range, k; };
-    const Run runs[] = {{16, 1}, {32, 1}, {64, 1}, {16, 4}, {32, 4}, {64, 4}, {32, 16}};
+    const Run runs[] = {{16, 1}, {32, 1}, {64, 1}, {16, 4}, {32, 4}, {64, 4}, {16, 8}, {32, 8}, {64, 8}, {32, 16}};
     for (const Run& run : runs) {
       if (only_w && (only_w != sz.w || only_range != run.range || only_k != run.k)) continue;
       PictureSearchRequest req;

@@ -5,32 +5,42 @@
 #   3. make bench-gpu (integer ME per picture, kernel-only time, twin time);
 #   4. an RD sweep of the GPU path against the unmodified run for several GPUTopK / GPUSearchCenter settings on
 #      the real clips (BD-rate/BD-PSNR), and a sequential timing sweep (Eq. 3 time change, stage split).
-# Usage: tools/gpu_validate.sh OUTDIR [FRAMES]   (expects bin/ built and the clips of sequences/make_clips.sh)
+# Usage: [STEPS="tests sanitize bench rd time"] tools/gpu_validate.sh OUTDIR [FRAMES]
+# (expects bin/ built and the clips of sequences/make_clips.sh). At most 7 files land in OUTDIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu_validate.sh OUTDIR [FRAMES]}
 frames=${2:-12}
 mkdir -p "$out"
-nvidia-smi -L | tee "$out/gpu.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>"$out/gpu.txt"
+steps=${STEPS:-tests sanitize bench rd time}
+want() { case " $steps " in *" $1 "*) return 0;; esac; return 1; }
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+tmp=$(mktemp -d)
 
+if want tests; then
 echo "== 1. test suite"
 GME_BIN=bin tests/run_tests.sh >"$out/tests.log" 2>&1; echo "tests rc=$?"; tail -3 "$out/tests.log"
+fi
 
+if want sanitize; then
 echo "== 2. compute-sanitizer"
 san() { local tool=$1; shift; compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >>"$out/sanitizer.log" 2>&1;
         echo "$tool rc=$? : $*" | tee -a "$out/sanitizer.log"; }
 san memcheck --leak-check full bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.KeepsPicturesResidentById:GpuMeCuda.MatchesTwinAtRange64And128'
 san racecheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall'
 san synccheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall'
-tmp=$(mktemp -d)
 san memcheck bin/lencod -d cfg/encoder_baseline.cfg -p InputFile=sequences/megamind_176x144.yuv.gz -p SourceWidth=176 \
   -p SourceHeight=144 -p FramesToBeEncoded=4 -p GPUIntegerME=1 -p NumberReferenceFrames=2 -p OutputFile=$tmp/s.264
 grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.log" | sort | uniq -c
+fi
 
+if want bench; then
 echo "== 3. bench-gpu"
 tools/bench_gpu.sh >"$out/bench_gpu.log" 2>&1; tail -30 "$out/bench_gpu.log"
+fi
 
+if want rd; then
 echo "== 4a. RD sweep, GPU settings vs unmodified"
 seqs=megamind_640x480,megamind_352x288,vtest_720x576,vtest_352x288,tree_200x120,megamind_1920x1080
 bin/rdsweep -f cfg/encoder_baseline.cfg --frames "$frames" -j "$(($(nproc) - 2))" --out "$tmp/rd" --seq "$seqs" \
@@ -39,10 +49,14 @@ bin/rdsweep -f cfg/encoder_baseline.cfg --frames "$frames" -j "$(($(nproc) - 2))
   --run k4t:GPUIntegerME=1,GPUTopK=4,GPUSearchCenter=1 --run k8t:GPUIntegerME=1,GPUTopK=8,GPUSearchCenter=1 \
   >"$out/rd_sweep.log" 2>&1
 echo "rdsweep rc=$?"; cp "$tmp/rd/report.md" "$out/rd_report.md"; cp "$tmp/rd/results.csv" "$out/rd_results.csv"
+fi
 
+if want time; then
 echo "== 4b. timing sweep (one encode at a time)"
 bin/rdsweep -f cfg/encoder_baseline.cfg --frames "$frames" -j 1 --out "$tmp/time" --seq megamind_640x480,megamind_1920x1080 \
   --run unmodified --run gpu >"$out/time_sweep.log" 2>&1
-echo "timing rc=$?"; cp "$tmp/time/report.md" "$out/time_report.md"; cp "$tmp/time/results.csv" "$out/time_results.csv"
-for f in "$tmp"/time/megamind_640x480/*/qp28/stats.jsonl; do echo "$f"; tail -1 "$f" | head -c 700; echo; done >"$out/time_split.txt"
+echo "timing rc=$?"
+{ cat "$tmp/time/report.md"; echo; echo '## results.csv'; cat "$tmp/time/results.csv"; echo; echo '## stage split (summaries)'
+  for f in "$tmp"/time/*/*/qp*/stats.jsonl; do echo "$f"; tail -1 "$f"; done; } >"$out/time_report.md"
+fi
 rm -rf "$tmp"
