@@ -10,5 +10,6 @@ status=0
 run() { echo; echo "== $*"; "$@" || status=1; }
 
 run bin/bench_me          # CPU motion estimation: integer ME ms/picture (640x480, SR 32), pixel primitive speeds
+run tools/bench_encode.sh  # encode speed: intra-only RDO 0/1 and the paper configuration, one core, stage split
 
 exit $status
