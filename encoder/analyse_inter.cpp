@@ -364,7 +364,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     MbCoding intra;
     bool intra_best = false;
     if (intra_ok || best < 0) {
-      const int chroma_mode = decide_chroma_mode_low(c);
+      const int chroma_mode = decide_chroma_mode(c, 0);
       if (!p.disable_intra4x4) {
         MbCoding mb4;
         const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false));

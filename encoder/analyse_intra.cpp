@@ -99,7 +99,10 @@ bool intra16x16_mode_allowed(const EncoderParams& p, int mode) {
   return true;
 }
 
-int decide_chroma_mode_low(const MbContext& c) {
+// Chroma intra mode by SATD/SAD of both components plus rate_lambda * se_bits(mode): RDOptimization 0 uses
+// rate_lambda = 0 (distortion only); the fast decision of RDOptimization 1 (FastCrIntraDecision) charges
+// lambda_mf[Q_PEL] * mvbits[mode] as JM does, i.e. the se(v) length of the mode number.
+int decide_chroma_mode(const MbContext& c, int rate_lambda) {
   Edge16 e[2];
   edge_chroma(c, 0, e[0]);
   edge_chroma(c, 1, e[1]);
@@ -108,41 +111,16 @@ int decide_chroma_mode_low(const MbContext& c) {
   for (int mode = kIcDC; mode <= kIcPlane; ++mode) {
     if (c.p->chroma_intra_disable && mode != kIcDC) continue;
     if (!intra_chroma_mode_available(mode, e[0])) continue;
-    uint64_t cost = 0;
+    uint64_t d = 0;
     for (int k = 0; k < 2; ++k) {
       uint8_t pred[64];
       predict_intra_chroma(mode, e[k], pred);
       const uint8_t* src = src_chroma(c, k);
       const int ss = c.src->plane[1 + k].stride;
-      for (int b = 0; b < 4; ++b)
-        cost += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
-    }
-    if (cost < best) { best = cost; best_mode = mode; }
-  }
-  return best_mode;
-}
-
-int decide_chroma_mode_fast(const MbContext& c) {
-  Edge16 e[2];
-  edge_chroma(c, 0, e[0]);
-  edge_chroma(c, 1, e[1]);
-  uint64_t best = kMaxCost;
-  int best_mode = kIcDC;
-  for (int mode = kIcDC; mode <= kIcPlane; ++mode) {
-    if (c.p->chroma_intra_disable && mode != kIcDC) continue;
-    if (!intra_chroma_mode_available(mode, e[0])) continue;
-    // JM charges lambda_mf[Q_PEL] * mvbits[mode], i.e. the se(v) length of the mode number.
-    uint64_t cost = rate_fp(c.lam.mf[2], se_bits(mode));
-    for (int k = 0; k < 2; ++k) {
-      uint8_t pred[64];
-      predict_intra_chroma(mode, e[k], pred);
-      const uint8_t* src = src_chroma(c, k);
-      const int ss = c.src->plane[1 + k].stride;
-      uint64_t d = 0;
       for (int b = 0; b < 4; ++b)
         d += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
-      cost += dist_fp(d);
     }
+    const uint64_t cost = rate_fp(rate_lambda, se_bits(mode)) + dist_fp(d);
     if (cost < best) { best = cost; best_mode = mode; }
   }
   return best_mode;
@@ -246,7 +224,7 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   const bool use_i16 = !p.disable_intra16x16 || p.disable_intra4x4;  // one intra type must remain
 
   if (p.rd_optimization == 0) {
-    const int chroma_mode = decide_chroma_mode_low(c);
+    const int chroma_mode = decide_chroma_mode(c, 0);
     uint64_t best = kMaxCost;
     MbCoding mb4;
     if (use_i4) {
@@ -299,7 +277,7 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   int best_kind = -1;  // 0 I16, 1 I4, 2 IPCM
   // FastCrIntraDecision = 1 (cfg/encoder_baseline.cfg): the chroma mode is fixed beforehand by
   // intra_chroma_RD_decision, the macroblock types then compete with it only.
-  const int fast_mode = decide_chroma_mode_fast(c);
+  const int fast_mode = decide_chroma_mode(c, c.lam.mf[2]);
   for (int cm = fast_mode; cm <= fast_mode; ++cm) {
     MbCoding chroma;
     chroma.chroma_mode = cm;

@@ -22,11 +22,10 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
 // Building blocks (also used by the inter decision in P slices).
 bool intra4x4_mode_allowed(const EncoderParams& p, int mode);
 bool intra16x16_mode_allowed(const EncoderParams& p, int mode);
-// JM low-complexity chroma mode (rdo_low_intra_chroma_decision).
-int decide_chroma_mode_low(const MbContext& c);
-// JM intra_chroma_RD_decision (FastCrIntraDecision = 1, RDOptimization 1): MDDistortion of the 8 chroma 4x4 blocks
-// + lambda_mf[Q_PEL] * se(v) bits of the mode.
-int decide_chroma_mode_fast(const MbContext& c);
+// Chroma intra mode: MDDistortion of the 8 chroma 4x4 blocks + rate_lambda * se(v) bits of the mode number.
+// rate_lambda = 0: JM low complexity (rdo_low_intra_chroma_decision); lambda_mf[Q_PEL]: JM
+// intra_chroma_RD_decision (FastCrIntraDecision = 1, RDOptimization 1).
+int decide_chroma_mode(const MbContext& c, int rate_lambda);
 // JM find_sad_16x16_JM: best Intra16x16 mode and its distortion (fixed point).
 uint64_t decide_intra16x16_mode(const MbContext& c, int* mode);
 // Intra4x4 decision and coding of all 16 blocks; low complexity (rd = false) or RD (rd = true) per block.
