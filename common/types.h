@@ -31,12 +31,11 @@ inline int lambda_factor(double lambda) {
   return static_cast<int>(lambda * (1 << kJmLambdaBits) + 0.5) << (kLambdaBits - kJmLambdaBits);
 }
 
-// Length in bits of the se(v) code of v (JM's mvbits[] table).
+// Length in bits of the se(v) code of v (JM's mvbits[] table): 2 * floor(log2(code_num + 1)) + 1. Called for
+// every candidate of every motion search and re-ranking, hence the count-leading-zeros form instead of a loop.
 inline int se_bits(int v) {
-  unsigned code_num = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);
-  int len = 1;
-  for (unsigned t = code_num + 1; t > 1; t >>= 1) len += 2;
-  return len;
+  const unsigned code_num = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);
+  return 2 * (31 - __builtin_clz(code_num + 1)) + 1;
 }
 
 }  // namespace gme

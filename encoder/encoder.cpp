@@ -21,6 +21,11 @@ const Frame& Encoder::last_recon() const { return *impl_->state.rec; }
 
 const std::vector<MbInfo>& Encoder::last_mb_info() const { return impl_->state.mbs; }
 
-std::string Encoder::integer_me_path() const { return impl_->state.me_path; }
+std::string Encoder::integer_me_path() const {
+  if (impl_->state.p.gpu_integer_me == 1) picture_search_ready(impl_->state);  // the path is known once started
+  return impl_->state.me_path;
+}
+
+std::string Encoder::integer_me_path_so_far() const { return impl_->state.me_path; }
 
 }  // namespace gme

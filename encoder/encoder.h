@@ -58,8 +58,11 @@ class Encoder {
   const std::vector<MbInfo>& last_mb_info() const;
 
   // Which integer-ME path ran and why ("cpu fast full search", "gpu: NVIDIA H100 80GB HBM3",
-  // "cpu twin: no CUDA device found", ...).
+  // "cpu twin: no CUDA device found", ...). With GPUIntegerME = 1 this waits for the GPU start-up, which runs in
+  // the background from construction on.
   std::string integer_me_path() const;
+  // The same without waiting: "gpu: starting CUDA device N" while the start-up is still running.
+  std::string integer_me_path_so_far() const;
 
  private:
   struct Impl;

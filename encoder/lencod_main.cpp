@@ -142,7 +142,7 @@ int run(int argc, const char* const* argv) {
   print_parameters(p, std::cout);
   Encoder encoder(p);
   Report report(p, std::cout, stats.get());
-  report.print_header(encoder.integer_me_path());
+  report.print_header(encoder.integer_me_path_so_far());  // GPU start-up overlaps the first pictures
 
   Frame src;
   std::vector<uint8_t> bytes;

@@ -54,7 +54,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
       }
   }
   req.penalty_pred = req.centre;
-  s.picture_search->search(req, cands);
+  picture_search_ready(s).search(req, cands);
   *seconds += seconds_since(t0);
   return make_rerank_source(cands, s.mb_w, lam.mf[0]);
 }
@@ -91,17 +91,27 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p) {
   s.rec = std::make_shared<Frame>();
   s.rec->alloc(coded_w, coded_h, p.source_width, p.source_height);
   if (p.gpu_integer_me == 1) {
-    std::string why;
-    s.picture_search = make_picture_search(p.gpu_device, &why);
-    if (!why.empty()) {
-      std::cerr << "Warning: GPUIntegerME = 1 runs on the CPU twin: " << why << "\n";
-      s.me_path = "cpu twin: " + why;
-    } else {
-      s.me_path = std::string("gpu: ") + s.picture_search->name();
-    }
+    const int device = p.gpu_device;
+    std::string* why = &s.pending_why;
+    s.pending_search = std::async(std::launch::async, [device, why] { return make_picture_search(device, why); });
+    s.me_path = "gpu: starting CUDA device " + std::to_string(device);
   } else {
     s.me_path = "cpu fast full search";
   }
+}
+
+PictureIntegerSearch& picture_search_ready(EncoderState& s) {
+  if (!s.picture_search && s.pending_search.valid()) {
+    s.picture_search = s.pending_search.get();
+    if (!s.pending_why.empty()) {
+      std::cerr << "Warning: GPUIntegerME = 1 runs on the CPU twin: " << s.pending_why << "\n";
+      s.me_path = "cpu twin: " + s.pending_why;
+    } else {
+      s.me_path = std::string("gpu: ") + s.picture_search->name();
+    }
+  }
+  if (!s.picture_search) throw std::logic_error("picture_search_ready: GPUIntegerME = 1 was not set up");
+  return *s.picture_search;
 }
 
 PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out) {

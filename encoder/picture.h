@@ -3,6 +3,7 @@
 // reference list.
 #pragma once
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,8 +34,12 @@ struct EncoderState {
   int idr_count = 0;         // IDR pictures so far (idr_pic_id)
   int next_frame_id = 0;
 
-  // Integer motion estimation backend (GPUIntegerME = 1: created once).
+  // Integer motion estimation backend (GPUIntegerME = 1: created once). CUDA context creation takes about 0.3 s,
+  // so it starts on a background thread when the encoder is built and overlaps reading the input and coding the
+  // first I picture; picture_search_ready() waits for it where a P picture first needs it.
   std::unique_ptr<PictureIntegerSearch> picture_search;
+  std::future<std::unique_ptr<PictureIntegerSearch>> pending_search;
+  std::string pending_why;  // written by the background start-up, read after the future is ready
   std::string me_path = "none";
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
 };
@@ -51,6 +56,9 @@ struct PictureParams {
 };
 
 void init_encoder_state(EncoderState& s, const EncoderParams& p);
+// GPUIntegerME = 1: waits for the background start-up (once), then sets me_path and warns once when the GPU is not
+// usable (the CPU twin runs instead). Returns the picture-level search. Safe to call repeatedly.
+PictureIntegerSearch& picture_search_ready(EncoderState& s);
 PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out);
 
 }  // namespace gme

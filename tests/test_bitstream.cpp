@@ -32,6 +32,20 @@ TEST(Bitstream, ExpGolombUnsigned) {
   EXPECT_EQ(bw.bits(), 31);
 }
 
+// se_bits (types.h, the motion-cost table) against the bits the writer actually spends, over every vector
+// component a SearchRange 128 search can produce and beyond (quarter pel, +-2^17).
+TEST(Bitstream, SeBitsMatchesWriterOverMvRange) {
+  for (int v = -(1 << 17); v <= (1 << 17); ++v) {
+    if ((v & 1023) != 0 && (v < -4096 || v > 4096)) continue;  // every value near 0, a sample further out
+    BitWriter bw;
+    bw.se(v);
+    ASSERT_EQ(se_bits(v), bw.bits()) << "se(" << v << ")";
+  }
+  for (int e = 1; e < 30; ++e)  // the code length steps at code_num + 1 = 2^e
+    for (int v : {1 << (e - 1), -(1 << (e - 1)), (1 << (e - 1)) - 1, -((1 << (e - 1)) - 1)})
+      EXPECT_EQ(se_bits(v), se_bits_v(v)) << v;
+}
+
 TEST(Bitstream, ExpGolombSignedAndTruncated) {
   const int values[] = {0, 1, -1, 2, -2, 3};
   const char* expected[] = {"1", "010", "011", "00100", "00101", "00110"};
