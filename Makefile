@@ -78,6 +78,7 @@ bench: all
 
 bench-gpu: all
 	tools/bench_gpu.sh
+	tools/bench_gpu_e2e.sh
 
 # Large conformance matrix (minutes to hours); the default suite runs a reduced one.
 conformance-full: all
