@@ -7,14 +7,10 @@
 #include <numeric>
 #include <string>
 
+#include "encoder/text_fields.h"
+
 namespace gme {
 namespace {
-
-std::string fmt(const char* f, double a) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, a);
-  return b;
-}
 
 // A validated curve: log10 rates and PSNRs, both strictly increasing (sorted by rate).
 struct SortedCurve {

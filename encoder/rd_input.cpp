@@ -12,16 +12,12 @@
 
 #include "encoder/bjontegaard.h"
 #include "encoder/rd_json.h"
+#include "encoder/text_fields.h"
 
 namespace gme {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) b++;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) e--;
-  return s.substr(b, e - b);
-}
+std::string trim(const std::string& s) { return trim_space(s); }
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -54,13 +50,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // Strict number: the whole (trimmed) field must be a number.
-bool to_number(const std::string& field, double* v) {
-  const std::string t = trim(field);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  *v = std::strtod(t.c_str(), &end);
-  return end == t.c_str() + t.size();
-}
+bool to_number(const std::string& field, double* v) { return field_to_double(field, v); }
 
 bool matches(const std::map<std::string, std::string>& row, const std::vector<RdFilter>& filters) {
   for (const RdFilter& f : filters) {

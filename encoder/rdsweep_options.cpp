@@ -8,6 +8,7 @@
 #include <set>
 
 #include "encoder/rd_input.h"
+#include "encoder/text_fields.h"
 
 namespace gme {
 
@@ -36,30 +37,9 @@ const char* const kSweepUsage =
 
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) b++;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) e--;
-  return s.substr(b, e - b);
-}
-
-bool parse_int(const std::string& s, int* v) {
-  const std::string t = trim(s);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  const long l = std::strtol(t.c_str(), &end, 10);
-  if (end != t.c_str() + t.size() || l < -1000000000L || l > 1000000000L) return false;
-  *v = static_cast<int>(l);
-  return true;
-}
-
-bool parse_double(const std::string& s, double* v) {
-  const std::string t = trim(s);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  *v = std::strtod(t.c_str(), &end);
-  return end == t.c_str() + t.size();
-}
+std::string trim(const std::string& s) { return trim_space(s); }
+bool parse_int(const std::string& s, int* v) { return field_to_int(s, v); }
+bool parse_double(const std::string& s, double* v) { return field_to_double(s, v); }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

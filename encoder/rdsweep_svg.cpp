@@ -6,14 +6,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "encoder/text_fields.h"
+
 namespace gme {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 // Colour-blind-safe palette (Okabe-Ito); markers differ too, so curves stay apart in greyscale.
 const char* const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};

@@ -5,15 +5,10 @@
 #include <string>
 
 #include "common/output_file.h"
+#include "encoder/text_fields.h"
 
 namespace gme {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 // JSON numbers: finite, enough digits for PSNR/times without noise.
 std::string jnum(double v, int decimals) {
