@@ -17,14 +17,25 @@ class RerankSource final : public IntegerCandidateSource {
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
     mb_ = mb_y * mb_width_ + mb_x;
     ref_ = ref;
+    // The candidates of the next macroblock (41 * K * 8 bytes, written by the GPU download) are not in cache yet:
+    // start fetching them while this macroblock is decided.
+    if (mb_ + 1 < cands_.num_mbs) {
+      const char* next = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 1, 0));
+      const size_t bytes = sizeof(Candidate) * kNumPartitions * static_cast<size_t>(cands_.top_k);
+      for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(next + off);
+    }
   }
 
   Candidate best(int part, MV exact_pred) override {
     const Candidate* c = cands_.at(ref_, mb_, part);
     Candidate best = c[0];
     uint64_t best_j = UINT64_MAX;
+    // Every vector costs at least 2 mv bits (1 per component): a candidate whose SAD alone with that minimum
+    // cannot beat the best so far is skipped without computing its bits (same result, fewer se_bits).
+    const uint64_t min_penalty = 2 * static_cast<uint64_t>(lambda_);
     for (int k = 0; k < cands_.top_k; ++k) {
       if (c[k].sad == UINT32_MAX) continue;  // empty slot (window smaller than K)
+      if ((static_cast<uint64_t>(c[k].sad) << kLambdaBits) + min_penalty >= best_j) continue;
       const uint64_t j = motion_cost(c[k].sad, lambda_, c[k].mv, exact_pred);
       if (j < best_j) {  // strict: ties keep the earlier stored candidate
         best_j = j;
