@@ -3,9 +3,10 @@
 #   A. end-to-end encode time of the GPU run against the unmodified run, paper configuration
 #      (cfg/encoder_baseline.cfg: 640x480, SearchRange 32, 1 reference, RDOptimization 0), one encode at a time,
 #      QP 28/32/36/40: the seed paper's Eq. 3 time change and the time split per stage (StatsFile summaries);
-#   B. BD-rate / BD-PSNR of the paper-faithful GPU run (GPUTopK 1) and of the default (GPUTopK 8) against the
-#      unmodified run on the real clips (parallel encodes: quality only, no timing).
-# Usage: [E2E_CLIPS="megamind_640x480 megamind_long_640x480"] [E2E_FRAMES=-1] [RD_FRAMES=30] [PARTS="time rd"]
+#   B. BD-rate / BD-PSNR of the paper-faithful GPU run (GPUTopK 1), of the default (GPUTopK 8) and of the default
+#      with the temporal window centre (GPUSearchCenter 1) against the unmodified run on the real clips, whole
+#      (parallel encodes: quality only, no timing).
+# Usage: [E2E_CLIPS="megamind_640x480 megamind_long_640x480"] [E2E_FRAMES=-1] [RD_FRAMES=-1] [PARTS="time rd"]
 #        tools/bench_gpu_e2e.sh [OUTDIR]
 # Needs bin/ built and the clips of sequences/make_clips.sh. Without a usable GPU the "gpu" runs use the CPU twin
 # (the report says so in its integer_me_path column), so the time figures only mean something on a GPU machine.
@@ -15,7 +16,7 @@ out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 clips=${E2E_CLIPS:-megamind_640x480 megamind_long_640x480}
 e2e_frames=${E2E_FRAMES:--1}
-rd_frames=${RD_FRAMES:-30}
+rd_frames=${RD_FRAMES:--1}
 parts=${PARTS:-time rd}
 want() { case " $parts " in *" $1 "*) return 0;; esac; return 1; }
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
@@ -72,11 +73,13 @@ EOF
 fi
 
 if want rd; then
-  seqs=megamind_640x480,megamind_352x288,vtest_720x576,vtest_352x288,tree_200x120
-  echo "== B. BD-rate of the GPU run against the unmodified run: $seqs, $rd_frames frames"
+  seqs=megamind_640x480,megamind_long_640x480,megamind_352x288,vtest_720x576,vtest_352x288,tree_200x120
+  limit=(); [ "$rd_frames" != "-1" ] && limit=(--frames "$rd_frames")
+  echo "== B. BD-rate of the GPU run against the unmodified run: $seqs, frames: ${limit[*]:-whole clips}"
   jobs=$(nproc); [ "$jobs" -gt 2 ] && jobs=$((jobs - 1))
-  bin/rdsweep -f cfg/encoder_baseline.cfg --frames "$rd_frames" -j "$jobs" --out "$out/rd" --seq "$seqs" \
+  bin/rdsweep -f cfg/encoder_baseline.cfg "${limit[@]}" -j "$jobs" --out "$out/rd" --seq "$seqs" \
     --run unmodified --run k1:GPUIntegerME=1,GPUTopK=1 --run k8:GPUIntegerME=1,GPUTopK=8 \
+    --run k8t:GPUIntegerME=1,GPUTopK=8,GPUSearchCenter=1 \
     >"$out/rd.log" 2>&1 || { echo "rdsweep failed: $out/rd.log"; exit 1; }
   summary "$out/rd/report.md"
 fi
