@@ -4,7 +4,8 @@
 #   2. compute-sanitizer memcheck/racecheck/synccheck on the GPU tests and memcheck on a GPU encode;
 #   3. make bench-gpu (integer ME per picture, kernel-only time, twin time);
 #   4. an RD sweep of the GPU path against the unmodified run for several GPUTopK / GPUSearchCenter settings on
-#      the real clips (BD-rate/BD-PSNR), and a sequential timing sweep (Eq. 3 time change, stage split).
+#      the real clips (BD-rate/BD-PSNR), and the end-to-end timing of tools/bench_gpu_e2e.sh (Eq. 3 time change,
+#      stage split; whole clips, raw input, one encode at a time).
 # Usage: [STEPS="tests sanitize bench rd time"] tools/gpu_validate.sh OUTDIR [FRAMES]
 # (expects bin/ built and the clips of sequences/make_clips.sh). At most 7 files land in OUTDIR.
 set -uo pipefail
@@ -52,11 +53,7 @@ echo "rdsweep rc=$?"; cp "$tmp/rd/report.md" "$out/rd_report.md"; cp "$tmp/rd/re
 fi
 
 if want time; then
-echo "== 4b. timing sweep (one encode at a time)"
-bin/rdsweep -f cfg/encoder_baseline.cfg --frames "$frames" -j 1 --out "$tmp/time" --seq megamind_640x480,megamind_1920x1080 \
-  --run unmodified --run gpu >"$out/time_sweep.log" 2>&1
-echo "timing rc=$?"
-{ cat "$tmp/time/report.md"; echo; echo '## results.csv'; cat "$tmp/time/results.csv"; echo; echo '## stage split (summaries)'
-  for f in "$tmp"/time/*/*/qp*/stats.jsonl; do echo "$f"; tail -1 "$f"; done; } >"$out/time_report.md"
+echo "== 4b. end-to-end time, GPU run vs unmodified, one encode at a time (tools/bench_gpu_e2e.sh)"
+PARTS=time tools/bench_gpu_e2e.sh "$tmp/e2e" >"$out/time_report.md" 2>&1; echo "e2e rc=$?"; cat "$out/time_report.md"
 fi
 rm -rf "$tmp"
