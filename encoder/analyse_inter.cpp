@@ -1,18 +1,17 @@
 #include "encoder/analyse_inter.h"
 
-#include <chrono>
 #include <cstring>
 #include <limits>
 
 #include "common/bitstream.h"
 #include "common/mc.h"
+#include "common/stage_clock.h"
 #include "encoder/analyse_intra.h"
 #include "encoder/mvpred.h"
 
 namespace gme {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 // Costs are signed here: JM's distblk is signed and the RDOptimization 0 skip cost can be negative.
 constexpr int64_t kMaxCost = std::numeric_limits<int64_t>::max();
 
@@ -21,14 +20,14 @@ class TimedSource final : public IntegerCandidateSource {
  public:
   TimedSource(IntegerCandidateSource& s, double& t) : s_(s), t_(t) {}
   void begin_mb(int mb_x, int mb_y, int ref, MV pred) override {
-    auto t0 = Clock::now();
+    const double t0 = stage_clock_seconds();
     s_.begin_mb(mb_x, mb_y, ref, pred);
-    t_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    t_ += stage_clock_seconds() - t0;
   }
   Candidate best(int part, MV pred) override {
-    auto t0 = Clock::now();
+    const double t0 = stage_clock_seconds();
     Candidate r = s_.best(part, pred);
-    t_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    t_ += stage_clock_seconds() - t0;
     return r;
   }
 
@@ -91,14 +90,14 @@ struct Searcher {
   int64_t search(int part, int ref, MV* mv_out) {
     const PartitionGeometry g = partition_geometry(part);
     const MV pred = predict_mv(mvctx(), g.x, g.y, g.w, g.h, ref);
-    auto t0 = Clock::now();
+    const double t0 = stage_clock_seconds();
     const double int_before = ic.times->integer_me;
     timed.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
     MotionSearchParams msp = ic.msp;
     msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
     MotionResult r = motion_search_partition(timed, part, pred, src_luma(c), c.src->plane[0].stride,
                                              c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
-    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double total = stage_clock_seconds() - t0;
     ic.times->subpel_me += total - (ic.times->integer_me - int_before);
     int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
     *mv_out = r.mv;
@@ -344,7 +343,7 @@ int64_t rd_cost_skip(const MbContext& c) {
 int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
   const EncoderParams& p = *c.p;
   const bool intra_ok = !p.disable_intra_in_inter;
-  auto t_md = Clock::now();
+  const double t_md = stage_clock_seconds();
   const double me_before = ic.times->integer_me + ic.times->subpel_me;
 
   Searcher s(c, ic);
@@ -383,7 +382,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       }
       intra.chroma_mode = chroma_mode;
     }
-    const auto t_code = Clock::now();
+    const double t_code = stage_clock_seconds();
     if (intra_best) {
       // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
       if (intra.type == MbType::I16x16) code_intra16x16(c, intra);
@@ -400,7 +399,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
         code_inter_candidate(c, out);
       }
     }
-    coding_s = std::chrono::duration<double>(Clock::now() - t_code).count();
+    coding_s = stage_clock_seconds() - t_code;
     result = min_cost;
   } else {
     // md_high.c: every candidate coded, SSD + lambda * bits, in mb_mode_table order, strictly better wins.
@@ -438,7 +437,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     result = best_cost;
   }
   const double me = ic.times->integer_me + ic.times->subpel_me - me_before;
-  ic.times->mode_decision += std::chrono::duration<double>(Clock::now() - t_md).count() - me - coding_s;
+  ic.times->mode_decision += stage_clock_seconds() - t_md - me - coding_s;
   ic.times->coding += coding_s;
   return result;
 }

@@ -1,10 +1,10 @@
 #include "encoder/analyse_intra.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#include "common/stage_clock.h"
 #include "common/transform.h"
 
 namespace gme {
@@ -241,12 +241,12 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
         out.i16_mode = mode;
       }
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = stage_clock_seconds();
     if (out.type == MbType::I16x16) code_intra16x16(c, out);
     out.chroma_mode = chroma_mode;
     code_chroma_intra(c, out);
     if (coding_seconds)
-      *coding_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      *coding_seconds += stage_clock_seconds() - t0;
     return best;
   }
 

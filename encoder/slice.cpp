@@ -1,9 +1,9 @@
 #include "encoder/slice.h"
 
-#include <chrono>
 
 #include "common/bitstream.h"
 #include "common/quant.h"
+#include "common/stage_clock.h"
 #include "encoder/analyse_inter.h"
 #include "encoder/analyse_intra.h"
 #include "encoder/headers.h"
@@ -13,8 +13,8 @@
 namespace gme {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// Per-macroblock stage times: the cheap stage clock (common/stage_clock.h), as in the analysis.
+inline double seconds_since(double t) { return stage_clock_seconds() - t; }
 
 // JM's slice_too_big (macroblock.c, SliceMode 2, CAVLC): bytes of the slice RBSP written so far (header
 // included, NAL header byte and stop bit not), a partly filled byte counting as one, plus one more byte when the
@@ -95,14 +95,14 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
       if (p_slice) {
         analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
       } else {
-        auto t0 = Clock::now();
+        const double t0 = stage_clock_seconds();
         double coding_s = 0;
         analyse_intra(c, coding, &coding_s);
         st.times.mode_decision += seconds_since(t0) - coding_s;
         st.times.coding += coding_s;
       }
 
-      auto t1 = Clock::now();
+      const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];
       if (coding.type == MbType::PSkip) {
         ++skip_run;
