@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gme {
@@ -28,6 +29,8 @@ struct Plane {
   void extend_borders();
 };
 
+struct HalfpelPlanes;  // common/halfpel.h
+
 struct Frame {
   Plane plane[3];       // Y, Cb, Cr
   int width = 0;        // coded luma size: multiple of 16
@@ -40,6 +43,9 @@ struct Frame {
   int poc = 0;          // picture order count (display order * 2)
   int id = -1;          // unique id for "same reference picture" tests (deblocking, MV prediction)
   bool is_idr = false;
+  // Full/half-pel planes of the luma for sub-pel refinement (common/halfpel.h), built by the encoder once the
+  // picture is a final reference; null when not built (sub-pel then interpolates locally, same results).
+  std::shared_ptr<const HalfpelPlanes> halfpel;
 
   void alloc(int coded_w, int coded_h, int visible_w, int visible_h);
   void extend_borders() { for (Plane& p : plane) p.extend_borders(); }

@@ -95,6 +95,7 @@ struct Searcher {
     timed.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
     MotionSearchParams msp = ic.msp;
     msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
+    msp.planes = c.refs[ref]->halfpel.get();
     MotionResult r = motion_search_partition(timed, part, pred, src_luma(c), c.src->plane[0].stride,
                                              c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
     const double total = stage_clock_seconds() - t0;

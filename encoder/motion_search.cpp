@@ -6,6 +6,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "common/halfpel.h"
+
 namespace gme {
 namespace {
 
@@ -27,7 +29,16 @@ class SubpelRegion {
   static constexpr int kW = 32;  // row stride: 16 + 2 region columns, rounded up for whole-vector loads/stores
   static constexpr int kRows = 16 + 7;
 
-  SubpelRegion(const Plane& ref, int X, int Y, int w, int h) : bw_(w), bh_(h) {
+  SubpelRegion(const SubpelRegion&) = delete;  // points into itself when built locally
+  SubpelRegion& operator=(const SubpelRegion&) = delete;
+
+  // From the reference's precomputed planes (common/halfpel.h): no interpolation here.
+  SubpelRegion(const HalfpelPlanes& planes, int X, int Y, int w, int h)
+      : bw_(w), bh_(h), stride_(planes.g.stride), gp_(planes.g.at(X - 1, Y - 1)), bp_(planes.b.at(X - 1, Y - 1)),
+        hp_(planes.h.at(X - 1, Y - 1)), jp_(planes.j.at(X - 1, Y - 1)) {}
+
+  SubpelRegion(const Plane& ref, int X, int Y, int w, int h)
+      : bw_(w), bh_(h), stride_(kW), gp_(&raw_[2][2]), bp_(&b_[0][0]), hp_(&h_[0][0]), jp_(&j_[0][0]) {
     // raw: integer samples of [X-3, X-3+kW) x [Y-3, Y+h+4) (6-tap support and then some), as edge replication
     // gives them: straight from the padded plane where it covers the row, else coordinates clamped one by one.
     for (int r = 0; r < h + 7; ++r) {
@@ -41,11 +52,11 @@ class SubpelRegion {
     build_half_planes();
   }
 
-  // Plane pointers (row stride kW) of the sample kinds, at region position (r, c).
-  const uint8_t* g(int r, int c) const { return &raw_[r + 2][c + 2]; }
-  const uint8_t* b(int r, int c) const { return &b_[r][c]; }
-  const uint8_t* hh(int r, int c) const { return &h_[r][c]; }
-  const uint8_t* j(int r, int c) const { return &j_[r][c]; }
+  // Plane pointers (row stride stride_) of the sample kinds, at region position (r, c).
+  const uint8_t* g(int r, int c) const { return gp_ + r * stride_ + c; }
+  const uint8_t* b(int r, int c) const { return bp_ + r * stride_ + c; }
+  const uint8_t* hh(int r, int c) const { return hp_ + r * stride_ + c; }
+  const uint8_t* j(int r, int c) const { return jp_ + r * stride_ + c; }
 
   // The prediction at quarter-pel offset (ox, oy) in [-3, 3] from the integer position: either a plane pointer
   // (row stride kW, no copy) or the average of two written to buf (row stride 16).
@@ -71,10 +82,10 @@ class SubpelRegion {
       default: p1 = hh(r, c + 1); p2 = b(r + 1, c); break;  // r
     }
     if (!p2) {
-      *stride = kW;
+      *stride = stride_;
       return p1;
     }
-    for (int y = 0; y < bh_; ++y, p1 += kW, p2 += kW) {
+    for (int y = 0; y < bh_; ++y, p1 += stride_, p2 += stride_) {
 #if defined(__SSE2__)
       // pavgb is exactly (a + b + 1) >> 1. Rows hold kW bytes, so 16-byte loads stay inside the planes.
       _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 16 * y),
@@ -153,6 +164,8 @@ class SubpelRegion {
   }
 
   int bw_, bh_;
+  int stride_;
+  const uint8_t *gp_, *bp_, *hp_, *jp_;
   uint8_t raw_[kRows][kW];
   uint8_t b_[kRows][kW], h_[kRows][kW], j_[kRows][kW];
   int16_t b1_[kRows][kW];
@@ -174,7 +187,9 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const int w = 4 * g.w, h = 4 * g.h;
   const BlockSize bs = block_size_of(w, h);
   const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
-  const SubpelRegion region(ref, mb_px + 4 * g.x + ic.mv.x / 4, mb_py + 4 * g.y + ic.mv.y / 4, w, h);
+  const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
+  const SubpelRegion region = p.planes && p.planes->covers(X, Y, w, h) ? SubpelRegion(*p.planes, X, Y, w, h)
+                                                                       : SubpelRegion(ref, X, Y, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
   auto distortion = [&](int metric, int ox, int oy) -> int64_t {
     int ps;

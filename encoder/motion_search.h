@@ -25,6 +25,8 @@
 
 namespace gme {
 
+struct HalfpelPlanes;  // common/halfpel.h
+
 struct MotionSearchParams {
   int lambda_factor_fpel, lambda_factor_hpel, lambda_factor_qpel;  // JM lambda_mf[P][qp][F/H/Q_PEL]
   int hpel_metric, qpel_metric;  // MEDistortionHPel/QPel: 0 SAD, 2 SATD (the integer metric is SAD)
@@ -32,6 +34,9 @@ struct MotionSearchParams {
   // Additive to the agreed API (default off): JM's check_position0 bonus. Set it only when RDOptimization == 0,
   // ref_idx == 0 and the partition is the 16x16; the bonus applies when the integer vector is (0,0).
   bool zero_mv_bonus = false;
+  // Optional: the reference's precomputed full/half-pel planes (common/halfpel.h); nullptr interpolates locally.
+  // Same results either way.
+  const HalfpelPlanes* planes = nullptr;
 };
 
 struct MotionResult {

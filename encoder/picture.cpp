@@ -6,6 +6,7 @@
 
 #include "common/bitstream.h"
 #include "common/deblock.h"
+#include "common/halfpel.h"
 #include "encoder/lambda.h"
 #include "encoder/me_sources.h"
 #include "encoder/slice.h"
@@ -194,6 +195,13 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
   res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
+  if (!p.disable_subpel_me) {  // the planes sub-pel refinement reads when this picture is a reference
+    const auto t_hp = Clock::now();
+    auto planes = std::make_shared<HalfpelPlanes>();
+    build_halfpel_planes(rec->plane[0], planes.get());
+    rec->halfpel = std::move(planes);
+    res.times.subpel_me += seconds_since(t_hp);  // part of the sub-pel stage's cost
+  }
 
   // Sliding window marking: the newest picture first, the oldest dropped beyond NumberReferenceFrames.
   s.refs.insert(s.refs.begin(), rec);

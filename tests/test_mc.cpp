@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/halfpel.h"
 #include "common/mc.h"
 
 namespace gme {
@@ -107,6 +108,26 @@ TEST(Mc, LumaAllSixteenFractionsAtPictureCorners) {
 
 // The slow reference on a case worked by hand: on a horizontal ramp 2x (far from edges) the half sample b is
 // exactly 2x + 1 and a = (2x + 2x + 1 + 1) >> 1 = 2x + 1.
+// common/halfpel.h: the G, b, h, j planes over the whole padded area equal the standard's samples (Table 8-12)
+// at full, half-right, half-below and centre positions, including the corners of the kHalfpelPad border.
+TEST(Mc, HalfpelPlanesMatchStandardEverywhere) {
+  std::mt19937 rng(13);
+  const Plane ref = random_plane(48, 32, kLumaPad, rng);
+  HalfpelPlanes hp;
+  build_halfpel_planes(ref, &hp);
+  ASSERT_EQ(hp.g.pad, kHalfpelPad);
+  for (int y = -kHalfpelPad; y < ref.height + kHalfpelPad; ++y)
+    for (int x = -kHalfpelPad; x < ref.width + kHalfpelPad; ++x) {
+      ASSERT_EQ(hp.g.at(x, y)[0], luma_sample_slow(ref, x, y, 0, 0)) << x << "," << y;
+      ASSERT_EQ(hp.b.at(x, y)[0], luma_sample_slow(ref, x, y, 2, 0)) << x << "," << y;
+      ASSERT_EQ(hp.h.at(x, y)[0], luma_sample_slow(ref, x, y, 0, 2)) << x << "," << y;
+      ASSERT_EQ(hp.j.at(x, y)[0], luma_sample_slow(ref, x, y, 2, 2)) << x << "," << y;
+    }
+  EXPECT_TRUE(hp.covers(0, 0, 16, 16));
+  EXPECT_FALSE(hp.covers(-kHalfpelPad, 0, 16, 16));  // the quarter-pel column left of it is outside
+  EXPECT_FALSE(hp.covers(ref.width + kHalfpelPad - 16, 0, 16, 16));
+}
+
 TEST(Mc, LumaRampKnownValues) {
   Plane p;
   p.alloc(64, 16, kLumaPad);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/halfpel.h"
 #include "common/mc.h"
 #include "common/pixel.h"
 #include "encoder/me_fullfast.h"
@@ -439,12 +440,16 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
     for (int x = 0; x < 48; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
   cur.extend_borders();
   const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
+  HalfpelPlanes planes;  // the precomputed-planes path must give the oracle's results too
+  build_halfpel_planes(ref, &planes);
   for (const PixelFuncs* px : variants())
     for (auto& m : metrics)
       for (bool disable : {false, true})
-        for (bool bonus : {false, true}) {
+        for (bool bonus : {false, true})
+        for (bool use_planes : {false, true}) {
           MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], disable};
           p.zero_mv_bonus = bonus;
+          p.planes = use_planes ? &planes : nullptr;
           auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, *px);
           for (int my = 0; my < 3; ++my)
             for (int mx = 0; mx < 3; ++mx) {
@@ -455,7 +460,8 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
                 const MotionResult got = motion_search_partition(*src, part, pred, cur.at(16 * mx, 16 * my), cur.stride,
                                                                  ref, 16 * mx, 16 * my, p, *px);
                 const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
-                ASSERT_EQ(got.mv, want.mv) << px->name << " part " << part << " metrics " << m[0] << m[1];
+                ASSERT_EQ(got.mv, want.mv) << px->name << " part " << part << " metrics " << m[0] << m[1]
+                                           << " planes " << use_planes;
                 ASSERT_EQ(got.cost, want.cost) << px->name << " part " << part;
                 ASSERT_EQ(got.pred, pred);
               }

@@ -1,0 +1,33 @@
+// The full- and half-pel sample planes of a reference picture (H.264 8.4.2.2.1: G, b, h, j), built once when the
+// picture becomes a reference, as JM builds its sub-pel images. Sub-pel refinement runs for every partition of
+// every macroblock (41 per reference), and interpolating a local region for each of them cost more than the
+// SATDs it feeds; with the planes, each of the 17 candidates of a refinement is a plane pointer (full and
+// half pel) or the rounded average of two (quarter pel), exactly as mc_luma computes it.
+//
+// The planes extend kHalfpelPad samples beyond the picture on every side with the values of unbounded edge
+// replication (so a block anywhere in that area reads what clamped fetches would give); blocks further out
+// must use another path (HalfpelPlanes::covers).
+#pragma once
+#include <cstdint>
+
+#include "common/frame.h"
+#include "common/types.h"
+
+namespace gme {
+
+constexpr int kHalfpelPad = 48;  // SearchRange 32 windows at the picture edge plus the 6-tap reach
+
+struct HalfpelPlanes {
+  Plane g, b, h, j;  // full pel; half pel right; half pel below; half pel diagonal (all the same geometry)
+
+  // True when a w x h block at full-pel (x, y), with every quarter-pel offset in [-3, 3] and the 16-byte row
+  // loads of the averaging, stays inside the planes.
+  bool covers(int x, int y, int w, int h) const {
+    return w <= 16 && x - 1 >= -g.pad && x + 17 <= g.width + g.pad && y - 1 >= -g.pad && y + h + 1 <= g.height + g.pad;
+  }
+};
+
+// Builds the planes of `luma` (any border; samples outside the picture come from edge replication).
+void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out);
+
+}  // namespace gme
