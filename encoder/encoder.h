@@ -15,13 +15,14 @@ namespace gme {
 // Seconds spent per stage for one picture (or summed over a sequence).
 struct StageTimes {
   double integer_me = 0;   // integer motion estimation (GPU call or CPU fast full search)
+  double picture_search = 0;  // of which GPUIntegerME = 1's picture-level call (GPU or twin; start-up wait included)
   double subpel_me = 0;    // half/quarter-pel refinement
   double mode_decision = 0;// intra/inter decision not counted above
   double coding = 0;       // transform, quantisation, reconstruction, CAVLC
   double deblocking = 0;
   double total = 0;
   StageTimes& operator+=(const StageTimes& o) {
-    integer_me += o.integer_me; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
+    integer_me += o.integer_me; picture_search += o.picture_search; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
     coding += o.coding; deblocking += o.deblocking; total += o.total;
     return *this;
   }

@@ -184,6 +184,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   res.num_slices = st.num_slices;
   res.times = st.times;
   res.times.integer_me += picture_me_seconds;
+  res.times.picture_search = picture_me_seconds;
   if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
     s.prev_p_mv.resize(s.mbs.size());
     for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];

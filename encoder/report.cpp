@@ -117,6 +117,7 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
                     ",\"sse_u\":" + std::to_string(sse[1]) + ",\"sse_v\":" + std::to_string(sse[2]) +
                     ",\"time_s\":" + jnum(time_s, 6) + ",\"time_me_s\":" + jnum(me_s, 6) +
                     ",\"time_integer_me_s\":" + jnum(r.times.integer_me, 6) +
+                    ",\"time_picture_search_s\":" + jnum(r.times.picture_search, 6) +
                     ",\"time_subpel_me_s\":" + jnum(r.times.subpel_me, 6) +
                     ",\"time_mode_decision_s\":" + jnum(r.times.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(r.times.coding, 6) +
@@ -194,6 +195,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"mse_v\":" + jnum(mse[2], 6) + ",\"time_s\":" + jnum(total_time_s, 6) +
                     ",\"time_pictures_s\":" + jnum(time_sum_, 6) + ",\"time_me_s\":" + jnum(me_time_sum_, 6) +
                     ",\"time_integer_me_s\":" + jnum(stages_.integer_me, 6) +
+                    ",\"time_picture_search_s\":" + jnum(stages_.picture_search, 6) +
                     ",\"time_subpel_me_s\":" + jnum(stages_.subpel_me, 6) +
                     ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(stages_.coding, 6) +

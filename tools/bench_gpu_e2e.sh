@@ -57,13 +57,14 @@ for f in sorted(glob.glob(os.path.join(root, "**", "stats.jsonl"), recursive=Tru
     for k in keys:
         r[k] += s[k]
     r["frames"] += s["frames"]
+    r["search"] = r.get("search", 0.0) + s.get("time_picture_search_s", 0.0)
     r["path"] = s.get("integer_me_path", "")
-print("| run | frames | total s | ms/frame | integer ME | sub-pel | mode decision | coding | deblocking | other |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | frames | total s | ms/frame | integer ME | (GPU call) | sub-pel | mode decision | coding | deblocking | other |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for run, r in sorted(rows.items(), key=lambda kv: kv[0] != "unmodified"):
     other = r["time_s"] - sum(r[k] for k in keys[1:])
-    print("| %s | %d | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
-        run, r["frames"], r["time_s"], 1000 * r["time_s"] / r["frames"], r["time_integer_me_s"],
+    print("| %s | %d | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+        run, r["frames"], r["time_s"], 1000 * r["time_s"] / r["frames"], r["time_integer_me_s"], r["search"],
         r["time_subpel_me_s"], r["time_mode_decision_s"], r["time_coding_s"], r["time_deblocking_s"], other))
 if "unmodified" in rows and "gpu" in rows:
     u, g = rows["unmodified"]["time_s"], rows["gpu"]["time_s"]
