@@ -11,8 +11,8 @@ namespace {
 // predictor known at picture start; the exact predictor is known only now, so they are ranked again.
 class RerankSource final : public IntegerCandidateSource {
  public:
-  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor)
-      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor) {}
+  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor, std::vector<MV> ranked_against)
+      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor), ranked_against_(std::move(ranked_against)) {}
 
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
     mb_ = mb_y * mb_width_ + mb_x;
@@ -28,6 +28,9 @@ class RerankSource final : public IntegerCandidateSource {
 
   Candidate best(int part, MV exact_pred) override {
     const Candidate* c = cands_.at(ref_, mb_, part);
+    if (!ranked_against_.empty() &&
+        exact_pred == ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + static_cast<size_t>(mb_)])
+      return c[0];  // already ranked by this very cost (the first slot is never empty: the window has >= 1 position)
     Candidate best = c[0];
     uint64_t best_j = UINT64_MAX;
     // Every vector costs at least 2 mv bits (1 per component): a candidate whose SAD alone with that minimum
@@ -48,6 +51,7 @@ class RerankSource final : public IntegerCandidateSource {
  private:
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
+  std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor
   int mb_ = 0, ref_ = 0;
 };
 
@@ -67,7 +71,12 @@ std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, s
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor) {
-  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor);
+  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::vector<MV>());
+}
+
+std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
+                                                           int lambda_factor, std::vector<MV> ranked_against) {
+  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::move(ranked_against));
 }
 
 }  // namespace gme

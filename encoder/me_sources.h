@@ -30,5 +30,10 @@ std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, s
 // the stored order). Candidates whose sad is UINT32_MAX are treated as empty slots.
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor);
+// The same, told that the candidates of (ref, mb) are already ordered by (motion_cost at ranked_against[ref *
+// num_mbs + mb], then stored order) as the picture-level search returns them: when the exact predictor equals that
+// predictor the first candidate is the answer and nothing is recomputed (static areas, with the (0,0) centre).
+std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
+                                                           int lambda_factor, std::vector<MV> ranked_against);
 
 }  // namespace gme

@@ -57,7 +57,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   req.penalty_pred = req.centre;
   picture_search_ready(s).search(req, cands);
   *seconds += seconds_since(t0);
-  return make_rerank_source(cands, s.mb_w, lam.mf[0]);
+  return make_rerank_source(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // of JM's sub_pel_motion_estimation over mc_luma. Every pixel variant (and so every search kernel) is checked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <climits>
 #include <random>
 #include <vector>
@@ -347,6 +349,48 @@ TEST(MeCpu, SearchKernelsMatchPlainTwin) {
 }
 
 // ---- Re-rank source ------------------------------------------------------------------------------------------
+// With the order of the picture-level search known (ranked by cost at a predictor), the shortcut for an exact
+// predictor equal to it must return what the full re-ranking returns, ties included.
+TEST(MeCpu, RerankShortcutMatchesFullRerank) {
+  std::mt19937 rng(31);
+  const int mbw = 2, mbs = 4, k = 8, refs = 2;
+  const int lambda = kL;
+  PictureCandidates pc;
+  pc.resize(refs, mbs, k);
+  std::vector<MV> ranked(static_cast<size_t>(refs) * mbs);
+  for (auto& m : ranked) m = MV(4 * (static_cast<int>(rng() % 5) - 2), 4 * (static_cast<int>(rng() % 5) - 2));
+  for (int ref = 0; ref < refs; ++ref)
+    for (int mb = 0; mb < mbs; ++mb)
+      for (int part = 0; part < kNumPartitions; ++part) {
+        Candidate* c = pc.at(ref, mb, part);
+        for (int i = 0; i < k; ++i) {
+          c[i].mv = MV(4 * (static_cast<int>(rng() % 9) - 4), 4 * (static_cast<int>(rng() % 9) - 4));
+          c[i].sad = rng() % 4;  // many equal costs
+        }
+        const MV rp = ranked[static_cast<size_t>(ref) * mbs + mb];
+        std::stable_sort(c, c + k, [&](const Candidate& a, const Candidate& b) {
+          return motion_cost(a.sad, lambda, a.mv, rp) < motion_cost(b.sad, lambda, b.mv, rp);
+        });
+      }
+  auto full = make_rerank_source(pc, mbw, lambda);
+  auto fast = make_rerank_source(pc, mbw, lambda, ranked);
+  int shortcuts = 0;
+  for (int ref = 0; ref < refs; ++ref)
+    for (int mb = 0; mb < mbs; ++mb) {
+      full->begin_mb(mb % mbw, mb / mbw, ref, MV(0, 0));
+      fast->begin_mb(mb % mbw, mb / mbw, ref, MV(0, 0));
+      for (int part = 0; part < kNumPartitions; ++part) {
+        const MV rp = ranked[static_cast<size_t>(ref) * mbs + mb];
+        const MV pred = rng() % 2 ? rp : MV(static_cast<int>(rng() % 17) - 8, static_cast<int>(rng() % 17) - 8);
+        shortcuts += pred == rp;
+        const Candidate a = full->best(part, pred), b = fast->best(part, pred);
+        ASSERT_EQ(a.mv, b.mv) << ref << " " << mb << " " << part;
+        ASSERT_EQ(a.sad, b.sad);
+      }
+    }
+  EXPECT_GT(shortcuts, 50);
+}
+
 TEST(MeCpu, RerankSourceMatchesOracle) {
   std::mt19937 rng(28);
   const int mbw = 3, mbs = 6, k = 8, refs = 2;
