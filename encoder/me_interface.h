@@ -90,6 +90,10 @@ struct PictureSearchRequest {
   // the picture is uploaded on every call. Two pictures with different pixels must never share an id.
   int cur_id = -1;
   std::vector<int> ref_ids;                // empty, or one per ref
+  // The producer may answer with a view of its own memory (PictureCandidates::view, valid until its next search())
+  // instead of copying into PictureCandidates::data: the CUDA search then hands out its page-locked download
+  // buffer, saving a 3 MB (640x480, K = 8) host copy per picture. The candidates are the same either way.
+  bool zero_copy = false;
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
@@ -98,15 +102,19 @@ struct PictureSearchRequest {
 struct PictureCandidates {
   int num_refs = 0, num_mbs = 0, top_k = 0;
   std::vector<Candidate> data;
+  const Candidate* view = nullptr;  // set by a zero_copy answer: the candidates are there, `data` is unused
   void resize(int refs, int mbs, int k) {
     num_refs = refs; num_mbs = mbs; top_k = k;
+    view = nullptr;
     data.assign(static_cast<size_t>(refs) * mbs * kNumPartitions * k, Candidate{});
   }
-  Candidate* at(int ref, int mb, int part) {
+  size_t size() const { return static_cast<size_t>(num_refs) * num_mbs * kNumPartitions * top_k; }
+  const Candidate* begin() const { return view ? view : data.data(); }
+  Candidate* at(int ref, int mb, int part) {  // producers write into `data`
     return data.data() + ((static_cast<size_t>(ref) * num_mbs + mb) * kNumPartitions + part) * top_k;
   }
   const Candidate* at(int ref, int mb, int part) const {
-    return data.data() + ((static_cast<size_t>(ref) * num_mbs + mb) * kNumPartitions + part) * top_k;
+    return begin() + ((static_cast<size_t>(ref) * num_mbs + mb) * kNumPartitions + part) * top_k;
   }
 };
 

@@ -43,6 +43,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   req.mb_height = s.mb_h;
   req.search_range = p.search_range;
   req.top_k = p.gpu_top_k;
+  req.zero_copy = true;  // the candidates are read during this picture only
   req.lambda_factor = lam.mf[0];
   const int nmb = s.mb_w * s.mb_h;
   req.centre.assign(static_cast<size_t>(nmb) * refs.size(), MV());

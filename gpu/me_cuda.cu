@@ -610,10 +610,18 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   const int num_mbs = req.mb_width * req.mb_height;
   const int k = req.top_k;
   const size_t per_mb = static_cast<size_t>(kNumPartitions) * k;  // candidates per (ref, mb)
-  // resize() clears every candidate; skip that pass over memory when the shape is already right.
-  if (out.num_refs != num_refs || out.num_mbs != num_mbs || out.top_k != k ||
-      out.data.size() != static_cast<size_t>(num_refs) * num_mbs * per_mb)
+  // resize() clears every candidate; skip that pass over memory when the shape is already right. A zero_copy answer
+  // needs no `data` at all: the view into h_out_ is set once every band has landed.
+  out.view = nullptr;
+  if (req.zero_copy) {
+    out.num_refs = num_refs;
+    out.num_mbs = num_mbs;
+    out.top_k = k;
+    out.data.clear();
+  } else if (out.num_refs != num_refs || out.num_mbs != num_mbs || out.top_k != k ||
+             out.data.size() != static_cast<size_t>(num_refs) * num_mbs * per_mb) {
     out.resize(num_refs, num_mbs, k);
+  }
   if (num_refs == 0) return;
 
   CUDA_CHECK(cudaEventRecord(ev_start_.get(), copy_.get()));
@@ -635,7 +643,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   CUDA_CHECK(cudaMemcpyAsync(d_params_.as<void>(), h_params_.as<void>(), 2 * n * sizeof(MV),
                              cudaMemcpyHostToDevice, copy_.get()));
   CUDA_CHECK(cudaEventRecord(ev_params_.get(), copy_.get()));
-  const size_t out_bytes = out.data.size() * sizeof(Candidate);
+  const size_t out_bytes = out.size() * sizeof(Candidate);
   d_out_.reserve(out_bytes);
   h_out_.reserve(out_bytes);
 
@@ -718,6 +726,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   if (pipelined_) {
     for (size_t i = 0; i < launches.size(); ++i) {
       CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
+      if (req.zero_copy) continue;
       const Launch& l = launches[i];
       const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
       const size_t first = (static_cast<size_t>(l.ref) * num_mbs + static_cast<size_t>(row0) * req.mb_width) * per_mb;
@@ -733,11 +742,12 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, 0).get(), st));
     CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, 0).get()));
-    std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
+    if (!req.zero_copy) std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
     timing_.kernel_ms = elapsed_ms(ev_kernel_start_, ev_kernel_end_);
     timing_.total_ms = elapsed_ms(ev_start_, pool_event(done_ev_, 0));
   }
   if (!pending.empty()) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, bands - 1));
+  if (req.zero_copy) out.view = h_out_.as<Candidate>();
 }
 
 }  // namespace

@@ -138,7 +138,8 @@ void oracle_search(const PictureSearchRequest& req, PictureCandidates& out) {
 
 // Bit-for-bit comparison, reporting the first difference.
 ::testing::AssertionResult same_candidates(const PictureCandidates& a, const PictureCandidates& b) {
-  if (a.num_refs != b.num_refs || a.num_mbs != b.num_mbs || a.top_k != b.top_k || a.data.size() != b.data.size())
+  if (a.num_refs != b.num_refs || a.num_mbs != b.num_mbs || a.top_k != b.top_k || a.size() != b.size() ||
+      (!a.view && a.data.size() != a.size()) || (!b.view && b.data.size() != b.size()))
     return ::testing::AssertionFailure() << "shapes differ";
   for (int r = 0; r < a.num_refs; ++r)
     for (int mb = 0; mb < a.num_mbs; ++mb)
@@ -173,6 +174,21 @@ TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
         twin.search(s.req, got);
         EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
       }
+}
+
+TEST(GpuMeTwin, ZeroCopyRequestStillAnswersInData) {
+  // The twin has no memory of its own to hand out: a zero_copy request is answered in `data`, view cleared.
+  std::mt19937 rng(77);
+  TwinPictureSearch twin;
+  Scene s = make_scene(3, 2, 1, 3, 4, rng);
+  s.req.zero_copy = true;
+  PictureCandidates want, got;
+  got.view = want.data.data() + 1;  // stale view from an earlier answer
+  oracle_search(s.req, want);
+  twin.search(s.req, got);
+  EXPECT_EQ(got.view, nullptr);
+  EXPECT_EQ(got.data.size(), got.size());
+  EXPECT_TRUE(same_candidates(got, want));
 }
 
 TEST(GpuMeTwin, MatchesOracleAtRange128) {
@@ -333,6 +349,21 @@ TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
         const int kk = std::min(k, window_positions(range));  // top_k may not exceed the window
         expect_same_as_twin(make_scene(sz[0], sz[1], 1 + (k % 3), range, kk, rng, content).req);
       }
+}
+
+TEST_F(GpuMeCuda, ZeroCopyMatchesTwin) {
+  // The encoder's mode: the answer is a view of the search's page-locked buffer, valid until the next search.
+  std::mt19937 rng(4242);
+  for (int k : {1, 8}) {
+    Scene s = make_scene(9, 7, 2, 16, k, rng);
+    s.req.zero_copy = true;
+    PictureCandidates got, want;
+    search_->search(s.req, got);
+    twin_.search(s.req, want);
+    EXPECT_NE(got.view, nullptr);
+    EXPECT_TRUE(got.data.empty());
+    EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+  }
 }
 
 TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {
