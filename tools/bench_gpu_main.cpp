@@ -2,7 +2,8 @@
 // Prints, per size and search range: wall time per picture with uploads (the encoder's case when references are
 // not resident), wall time with pictures resident, kernel-only time (CUDA events), achieved absolute differences
 // per second against the device's integer peak, and the twin's time. Medians after warm-up.
-//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K]
+//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--stage2-sim]
+// --stage2-sim needs no GPU: it models the kernel's stage 2 on the CPU (see stage2_sim below).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/pixel.h"
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -44,23 +46,269 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
   ref.extend_borders();
 }
 
+
+// --stage2-sim: a CPU model of the CUDA kernel's stage 2 (gpu/me_cuda.cu), for predicting top-K changes without a
+// device. On bench_gpu's workload it replays, warp by warp in lockstep, the screening steps of the 123 list threads
+// (3 per partition) and counts what the kernel pays for: steps, warp votes that enter the insertion path, and loop
+// trips of that path (each costs the busiest lane's number of entrants). It also checks that the merged lists are
+// the exact top-K. Variants:
+//   v7     : the kernel as of v7 (raster scan inside each batch, each list screened against its own K-th key);
+//   share  : at each batch start a list also screens against the best K-th key of its partition's 3 lists (still
+//            exact: any list's K-th key bounds the partition's final K-th key from above);
+//   order  : inside a batch the chunks of 3 pairs are visited centre-out (Chebyshev distance of their first
+//            position from the window centre);
+//   both   : share + order;
+//   queue  : both, and entrants are queued per lane (up to Q) and inserted when some lane's queue would overflow or
+//            the batch ends (one trip per queued entrant of the busiest lane, with a threshold that is stale
+//            between drains).
+// Cost model (doc/GPU.md): kernel ms ~ base + trips/block * (c0 + c1 * K), fitted to v7's measured kernels.
+//   bin/bench_gpu --stage2-sim [--only WIDTH RANGE K] (default: 640x480 SR 32, K 1/4/8/16; every 7th macroblock)
+// Mirrors of the kernel's geometry (gpu/me_cuda.cu).
+constexpr int kThreads = 128, kWarp = 32, kSlices = 3, kGroups = 128;
+constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
+constexpr int kLambda = 384000;  // bench_gpu's lambda_factor
+
+void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]) {
+  uint32_t s8[4];
+  for (int b8 = 0; b8 < 4; ++b8) {
+    const int o = (b8 >> 1) * 8 + (b8 & 1) * 2;
+    const uint32_t a = s4[o], b = s4[o + 1], c = s4[o + 4], d = s4[o + 5];
+    out[kPart4x4 + 4 * b8 + 0] = a;
+    out[kPart4x4 + 4 * b8 + 1] = b;
+    out[kPart4x4 + 4 * b8 + 2] = c;
+    out[kPart4x4 + 4 * b8 + 3] = d;
+    out[kPart8x4 + 2 * b8 + 0] = a + b;
+    out[kPart8x4 + 2 * b8 + 1] = c + d;
+    out[kPart4x8 + 2 * b8 + 0] = a + c;
+    out[kPart4x8 + 2 * b8 + 1] = b + d;
+    s8[b8] = a + b + c + d;
+    out[kPart8x8 + b8] = s8[b8];
+  }
+  out[kPart16x8 + 0] = s8[0] + s8[1];
+  out[kPart16x8 + 1] = s8[2] + s8[3];
+  out[kPart8x16 + 0] = s8[0] + s8[2];
+  out[kPart8x16 + 1] = s8[1] + s8[3];
+  out[kPart16x16] = s8[0] + s8[1] + s8[2] + s8[3];
+}
+
+void insert(std::vector<uint64_t>& list, uint64_t key) {
+  const size_t k = list.size();
+  if (key >= list[k - 1]) return;
+  size_t i = k - 1;
+  for (; i > 0 && list[i - 1] > key; --i) list[i] = list[i - 1];
+  list[i] = key;
+}
+
+struct Counts {
+  double steps = 0, votes = 0, trips = 0, entrants = 0;
+  long blocks = 0;
+  bool exact = true;
+};
+
+enum Variant { kV7, kShare, kOrder, kBoth, kQueue };
+const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue"};
+
+struct Sim {
+  int range, win, groups_per_row, num_groups, k, queue;
+  // keys[p][slot], slot = 4 * group + s (the kernel's window slots; past the right edge: invalid)
+  std::vector<uint64_t> keys;
+
+  uint64_t key(int p, size_t slot) const { return keys[static_cast<size_t>(p) * num_groups * 4 + slot]; }
+
+  void fill(const Plane& cur, const Plane& ref, int mb_px, int mb_py) {
+    const PixelFuncs& px = pixel_best();
+    keys.assign(static_cast<size_t>(kNumPartitions) * num_groups * 4, kInvalidPenKey);
+    const int x_lo = -ref.pad + 3, x_hi = ref.width + ref.pad - 19, y_lo = -ref.pad + 3, y_hi = ref.height + ref.pad - 19;
+    for (int g = 0; g < num_groups; ++g)
+      for (int s = 0; s < 4; ++s) {
+        const int wy = g / groups_per_row, xi = 4 * (g % groups_per_row) + s;
+        if (xi >= win) continue;
+        const int dx = xi - range, dy = wy - range;
+        uint32_t s4[16], sad[kNumPartitions];
+        px.sad_4x4_x16(cur.at(mb_px, mb_py), cur.stride, ref.at(clip3(x_lo, x_hi, mb_px + dx), clip3(y_lo, y_hi, mb_py + dy)),
+                       ref.stride, s4);
+        partition_sads(s4, sad);
+        const uint64_t pen = ((static_cast<uint64_t>(kLambda) * (se_bits(4 * dx) + se_bits(4 * dy))) << kSpiralBits) |
+                             static_cast<uint64_t>(spiral_index(dx, dy));
+        for (int p = 0; p < kNumPartitions; ++p)
+          keys[static_cast<size_t>(p) * num_groups * 4 + 4 * static_cast<size_t>(g) + s] =
+              pen + (static_cast<uint64_t>(sad[p]) << (kLambdaBits + kSpiralBits));
+      }
+  }
+
+  void run(Variant v, Counts& c) const {
+    const bool share = v == kShare || v == kBoth || v == kQueue;
+    const bool order = v == kOrder || v == kBoth || v == kQueue;
+    const int cap = v == kQueue ? queue : 0;
+    std::vector<std::vector<uint64_t>> best(kThreads, std::vector<uint64_t>(k, ~0ull));
+    std::vector<uint32_t> last_worst(kThreads, 0xFFFFFFFFu);  // each list's K-th key >> 33 after the last batch
+    const int num_batches = (num_groups + kGroups - 1) / kGroups;
+    const int centre_batch = std::min(num_batches - 1, (range * groups_per_row + groups_per_row / 2) / kGroups);
+    for (int i = 0; i < 2 * num_batches; ++i) {
+      const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
+      if (batch < 0 || batch >= num_batches) continue;
+      const int g0 = batch * kGroups, groups = std::min(kGroups, num_groups - g0), pairs = 2 * groups;
+      const int trips = (pairs + 4 * kSlices - 1) / (4 * kSlices);
+      // Chunk c = pairs 3c .. 3c + 2; the kernel visits chunk 4 t + j at step t.
+      std::vector<int> chunk(4 * trips);
+      for (int q = 0; q < 4 * trips; ++q) chunk[q] = q;
+      if (order) {
+        auto dist = [&](int q) {
+          if (3 * q >= pairs) return 1 << 30;
+          const int p = 6 * q, g = g0 + p / 4, xi = 4 * (g % groups_per_row) + p % 4;
+          return std::max(std::abs(xi - range), std::abs(g / groups_per_row - range));
+        };
+        std::stable_sort(chunk.begin(), chunk.end(), [&](int a, int b) { return dist(a) < dist(b); });
+      }
+      std::vector<uint32_t> worst(kThreads);
+      for (int t = 0; t < kThreads; ++t) {
+        worst[t] = static_cast<uint32_t>(best[t][k - 1] >> 33);
+        const int part = std::min(t / kSlices, kNumPartitions - 1);
+        if (share)
+          for (int s = 0; s < kSlices; ++s) worst[t] = std::min(worst[t], last_worst[kSlices * part + s]);
+      }
+      for (int w = 0; w < kThreads / kWarp; ++w) {
+        auto at = [&](int t, int step, int e) {  // entrant e (0..7) of thread t at step
+          const int part = t / kSlices, slice = t - part * kSlices;
+          const int m = kSlices * chunk[4 * step + (e >> 1)] + slice;
+          return m < pairs ? key(std::min(part, kNumPartitions - 1), 4 * static_cast<size_t>(g0) + 2 * m + (e & 1))
+                           : kInvalidPenKey;
+        };
+        auto refresh = [&](int t) {
+          worst[t] = std::min(share ? worst[t] : 0xFFFFFFFFu, static_cast<uint32_t>(best[t][k - 1] >> 33));
+        };
+        std::vector<std::vector<uint64_t>> queued(kWarp);
+        auto drain = [&] {
+          size_t most = 0;
+          for (int l = 0; l < kWarp; ++l) {
+            most = std::max(most, queued[l].size());
+            for (uint64_t key : queued[l]) insert(best[kWarp * w + l], key);
+            queued[l].clear();
+            refresh(kWarp * w + l);
+          }
+          c.trips += static_cast<double>(most);
+        };
+        for (int step = 0; step < trips; ++step) {
+          unsigned pass[kWarp];
+          bool any = false;
+          auto screen = [&] {
+            any = false;
+            for (int l = 0; l < kWarp; ++l) {
+              pass[l] = 0;
+              for (int e = 0; e < 8; ++e)
+                if (static_cast<uint32_t>(at(kWarp * w + l, step, e) >> 33) <= worst[kWarp * w + l]) pass[l] |= 1u << e;
+              any |= pass[l] != 0;
+            }
+          };
+          screen();
+          c.steps += 1;
+          if (!any) continue;
+          c.votes += 1;
+          if (cap) {
+            bool full = false;
+            for (int l = 0; l < kWarp; ++l)
+              full |= static_cast<int>(queued[l].size()) + __builtin_popcount(pass[l]) > cap;
+            if (full) {
+              drain();
+              screen();
+            }
+          }
+          int most = 0;
+          for (int l = 0; l < kWarp; ++l) {
+            const int t = kWarp * w + l;
+            most = std::max(most, __builtin_popcount(pass[l]));
+            c.entrants += __builtin_popcount(pass[l]);
+            for (int e = 0; e < 8; ++e)
+              if (pass[l] >> e & 1) {
+                if (cap) queued[l].push_back(at(t, step, e));
+                else insert(best[t], at(t, step, e));
+              }
+            if (!cap) refresh(t);
+          }
+          if (!cap) c.trips += most;
+        }
+        if (cap) drain();
+      }
+      for (int t = 0; t < kThreads; ++t) last_worst[t] = worst[t];
+    }
+    // Merge and check against the exact top-K of every partition.
+    for (int p = 0; p < kNumPartitions; ++p) {
+      std::vector<uint64_t> merged(k, ~0ull), want(k, ~0ull);
+      for (int s = 0; s < kSlices; ++s)
+        for (uint64_t key : best[kSlices * p + s]) insert(merged, key);
+      for (size_t slot = 0; slot < static_cast<size_t>(num_groups) * 4; ++slot) {
+        const uint64_t key = this->key(p, slot);
+        if (key < kInvalidPenKey) insert(want, key);
+      }
+      c.exact &= merged == want;
+    }
+    ++c.blocks;
+  }
+};
+
+void stage2_sim(int width, int height, int range, const std::vector<int>& ks, int mb_step, int queue) {
+  Plane cur, ref;
+  make_pictures(width, height, cur, ref);
+  const int mbw = width / 16, mbh = height / 16;
+  // Kernel ms ~ base + trips * (c0 + c1 K): fitted to v7's 640x480 SR32 kernels (K 1/4/8/16: 0.191/0.225/0.281/0.447
+  // ms, this model's v7 trips 127/238/358/571 per block at --mb-step 7); printed for 640x480 SR32 only.
+  const double base = 0.1718, c0 = 1.320e-4, c1 = 2.185e-5;
+  std::printf("%dx%d SR%d, every %d-th macroblock, queue %d; per block (macroblock x reference):\n", width, height,
+              range, mb_step, queue);
+  std::printf("%2s %-6s %7s %7s %7s %9s %6s %10s\n", "K", "variant", "steps", "votes", "trips", "entr/list", "exact",
+              "model_ms");
+  for (int k : ks) {
+    Sim sim;
+    sim.range = range;
+    sim.win = 2 * range + 1;
+    sim.groups_per_row = (sim.win + 3) / 4;
+    sim.num_groups = sim.groups_per_row * sim.win;
+    sim.k = std::min(k, sim.win * sim.win);
+    sim.queue = queue;
+    Counts counts[5];
+    for (int mb = 0; mb < mbw * mbh; mb += mb_step) {
+      sim.fill(cur, ref, (mb % mbw) * 16, (mb / mbw) * 16);
+      for (int v = 0; v < 5; ++v) sim.run(static_cast<Variant>(v), counts[v]);
+    }
+    for (int v = 0; v < 5; ++v) {
+      const Counts& c = counts[v];
+      const double n = static_cast<double>(c.blocks);
+      const double model = (range == 32 && width == 640 && height == 480) ? base + c.trips / n * (c0 + c1 * k) : 0;
+      char model_text[32] = "-";
+      if (model > 0) std::snprintf(model_text, sizeof model_text, "%.3f", model);
+      std::printf("%2d %-6s %7.0f %7.0f %7.0f %9.1f %6s %10s\n", k, kVariantNames[v], c.steps / n, c.votes / n,
+                  c.trips / n, c.entrants / n / (kNumPartitions * kSlices), c.exact ? "yes" : "NO", model_text);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 30;
-  bool twin_all = false, no_twin = false;
+  bool twin_all = false, no_twin = false, sim = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--twin-all")) twin_all = true;
     else if (!std::strcmp(argv[i], "--no-twin")) no_twin = true;
+    else if (!std::strcmp(argv[i], "--stage2-sim")) sim = true;
     else if (!std::strcmp(argv[i], "--only") && i + 3 < argc) {
       only_w = std::atoi(argv[++i]); only_range = std::atoi(argv[++i]); only_k = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr, "bench_gpu: unknown argument '%s' (expected --reps N, --twin-all, --no-twin, "
-                   "--only WIDTH RANGE K)\n", argv[i]);
+                   "--only WIDTH RANGE K, --stage2-sim)\n", argv[i]);
       return 2;
     }
+  }
+  if (sim) {
+    if (only_w && (only_range < 1 || only_range > 128 || only_k < 1 || only_k > 16 || only_w % 16)) {
+      std::fprintf(stderr, "bench_gpu: --stage2-sim --only needs WIDTH a multiple of 16, RANGE 1..128, K 1..16\n");
+      return 2;
+    }
+    if (only_w) stage2_sim(only_w, only_w == 1920 ? 1088 : only_w * 3 / 4, only_range, {only_k}, 7, 8);
+    else stage2_sim(640, 480, 32, {1, 4, 8, 16}, 7, 8);
+    return 0;
   }
   std::string why;
   std::unique_ptr<PictureIntegerSearch> search = make_picture_search(0, &why);
