@@ -27,20 +27,11 @@ uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int a
 // JM hadamard4x4 (lcommon transform.c): unnormalised horizontal pass, vertical pass halved per output.
 void jm_hadamard4x4(const int in[16], int out[16]) { fwd_hadamard4x4_dc(in, out); }
 
-// JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard plus |Hadamard of the halved DCs|.
-uint64_t i16_satd(const uint8_t* src, int ss, const uint8_t* pred) {
+// JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard (coefficients halved) plus |Hadamard of the halved DCs|.
+uint64_t i16_satd(const PixelFuncs& px, const uint8_t* src, int ss, const uint8_t* pred) {
   int dcs[16];
-  uint64_t cost = 0;
-  for (int blk = 0; blk < 16; ++blk) {
-    int d[16], h[16];
-    const int bx = blk & 3, by = blk >> 2;
-    for (int y = 0; y < 4; ++y)
-      for (int x = 0; x < 4; ++x)
-        d[4 * y + x] = src[(4 * by + y) * ss + 4 * bx + x] - pred[(4 * by + y) * 16 + 4 * bx + x];
-    jm_hadamard4x4(d, h);
-    for (int i = 1; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(h[i]));
-    dcs[blk] = h[0] >> 1;
-  }
+  uint64_t cost = px.hadamard_ac_16x16(src, ss, pred, 16, dcs);
+  for (int& d : dcs) d >>= 1;
   int hd[16];
   jm_hadamard4x4(dcs, hd);
   for (int i = 0; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(hd[i]));
@@ -53,7 +44,7 @@ uint64_t i16_distortion(const MbContext& c, const uint8_t* pred) {
   switch (c.p->md_distortion) {
     case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
     case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return i16_satd(src, ss, pred);
+    default: return i16_satd(*c.px, src, ss, pred);
   }
 }
 
