@@ -75,12 +75,17 @@ uint32_t hadamard_ac_16x16_c(const uint8_t* a, int as, const uint8_t* b, int bs,
   return ac;
 }
 
+void satd_4x4_xn_c(const uint8_t* src, int ss, const uint8_t* preds, int n, uint32_t* out) {
+  for (int i = 0; i < n; ++i) out[i] = satd4x4_c(src, ss, preds + 16 * i, 4);
+}
+
 const PixelFuncs kRef = {
     {sad_c<16, 16>, sad_c<16, 8>, sad_c<8, 16>, sad_c<8, 8>, sad_c<8, 4>, sad_c<4, 8>, sad_c<4, 4>},
     {satd_c<16, 16>, satd_c<16, 8>, satd_c<8, 16>, satd_c<8, 8>, satd_c<8, 4>, satd_c<4, 8>, satd_c<4, 4>},
     {ssd_c<16, 16>, ssd_c<16, 8>, ssd_c<8, 16>, ssd_c<8, 8>, ssd_c<8, 4>, ssd_c<4, 8>, ssd_c<4, 4>},
     sad_4x4_x16_c,
     hadamard_ac_16x16_c,
+    satd_4x4_xn_c,
     "c",
 };
 

@@ -26,6 +26,9 @@ struct PixelFuncs {
   // the 4x4 Hadamard with every coefficient halved (x >> 1, JM hadamard4x4). Returns the sum of |AC| over the 16
   // blocks and writes each block's halved DC to dc[] (raster order of the 4x4 blocks).
   uint32_t (*hadamard_ac_16x16)(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride, int dc[16]);
+  // SATD (as satd[kB4x4]) of one 4x4 source block against n predictions of 16 contiguous bytes each (stride 4):
+  // the Intra4x4 decision scores all nine modes of a block against the same source.
+  void (*satd_4x4_xn)(const uint8_t* src, int src_stride, const uint8_t* preds, int n, uint32_t* out);
   const char* name;
 };
 

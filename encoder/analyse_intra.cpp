@@ -152,14 +152,20 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
     int best_mode = kI4DC;
     int best_levels[16] = {};
     uint8_t best_rec[16];
+    // All nine predictions at once; with SATD (the usual MDDistortion) all nine distortions in one call too.
+    uint8_t preds[9][16];
+    predict_intra4x4_all(e, preds);
+    uint32_t satd[9];
+    if (!rd && c.p->md_distortion == 2) c.px->satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
     for (int mode = 0; mode < 9; ++mode) {
       if (!intra4x4_mode_allowed(*c.p, mode) || !intra4x4_mode_available(mode, e)) continue;
-      uint8_t pred[16];
-      predict_intra4x4(mode, e, pred);
+      const uint8_t* pred = preds[mode];
       const int mode_bits = mode == mpm ? 1 : 4;
       uint64_t cost;
       if (!rd) {
-        cost = rate_fp(lam, mode_bits) + dist_fp(md_distortion(c, kB4x4, sp.at(x, y), sp.stride, pred, 4));
+        const uint64_t d =
+            c.p->md_distortion == 2 ? satd[mode] : md_distortion(c, kB4x4, sp.at(x, y), sp.stride, pred, 4);
+        cost = rate_fp(lam, mode_bits) + dist_fp(d);
       } else {
         code_luma4x4(c, blk, pred, mb);
         const uint64_t d = dist_fp(c.px->ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
@@ -178,9 +184,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
     }
     int nz;
     if (!rd) {
-      uint8_t pred[16];
-      predict_intra4x4(best_mode, e, pred);
-      nz = code_luma4x4(c, blk, pred, mb);
+      nz = code_luma4x4(c, blk, preds[best_mode], mb);
     } else {
       std::memcpy(mb.luma[blk], best_levels, sizeof(best_levels));
       for (int r = 0; r < 4; ++r) std::memcpy(rp.at(x, y + r), best_rec + 4 * r, 4);

@@ -127,6 +127,23 @@ TEST(Checkasm, HadamardAc16x16) {
   });
 }
 
+TEST(Checkasm, Satd4x4xn) {
+  const auto v = variants();
+  const PixelFuncs& ref = pixel_ref();
+  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int) {
+    for (int n = 1; n <= 9; ++n) {  // b read as n contiguous 4x4 predictions (odd and even counts)
+      uint32_t want[9], got[9];
+      ref.satd_4x4_xn(a, as, b, n, want);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(want[i], ref.satd[kB4x4](a, as, b + 16 * i, 4)) << "reference " << i;
+      for (size_t k = 1; k < v.size(); ++k) {
+        std::memset(got, 0xAB, sizeof got);
+        v[k]->satd_4x4_xn(a, as, b, n, got);
+        for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << v[k]->name << " n " << n << " pred " << i;
+      }
+    }
+  });
+}
+
 // The reference itself on hand-checkable inputs, so a wrong reference cannot make all variants "agree".
 TEST(Checkasm, ReferenceKnownValues) {
   const PixelFuncs& r = pixel_ref();
