@@ -106,10 +106,8 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda) {
     for (int k = 0; k < 2; ++k) {
       uint8_t pred[64];
       predict_intra_chroma(mode, e[k], pred);
-      const uint8_t* src = src_chroma(c, k);
-      const int ss = c.src->plane[1 + k].stride;
-      for (int b = 0; b < 4; ++b)
-        d += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
+      // The four 4x4 distortions summed: exactly the 8x8 primitive (SATD rounds per 4x4 block).
+      d += md_distortion(c, kB8x8, src_chroma(c, k), c.src->plane[1 + k].stride, pred, 8);
     }
     const uint64_t cost = rate_fp(rate_lambda, se_bits(mode)) + dist_fp(d);
     if (cost < best) { best = cost; best_mode = mode; }
