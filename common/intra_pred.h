@@ -31,6 +31,9 @@ bool intra_chroma_mode_available(int mode, const Edge16& e);
 
 // Prediction into pred (stride = block width).
 void predict_intra4x4(int mode, const Edge4x4& e, uint8_t pred[16]);
+// All nine Intra4x4 modes at once, pred[mode] as predict_intra4x4 would give it (modes the edge does not allow
+// come out as some function of the placeholder samples, exactly as predict_intra4x4 computes them).
+void predict_intra4x4_all(const Edge4x4& e, uint8_t pred[9][16]);
 void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]);
 void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]);
 

@@ -53,11 +53,39 @@ void sad_4x4_x16_c(const uint8_t* cur, int cs, const uint8_t* ref, int rs, uint3
     out[i] = sad_c<4, 4>(cur + (i >> 2) * 4 * cs + (i & 3) * 4, cs, ref + (i >> 2) * 4 * rs + (i & 3) * 4, rs);
 }
 
+uint32_t hadamard_ac_16x16_c(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16]) {
+  uint32_t ac = 0;
+  for (int blk = 0; blk < 16; ++blk) {
+    const int bx = 4 * (blk & 3), by = 4 * (blk >> 2);
+    int t[16];
+    for (int y = 0; y < 4; ++y) {  // horizontal pass on the differences
+      int r[4];
+      for (int x = 0; x < 4; ++x) r[x] = a[(by + y) * as + bx + x] - b[(by + y) * bs + bx + x];
+      const int s03 = r[0] + r[3], d03 = r[0] - r[3], s12 = r[1] + r[2], d12 = r[1] - r[2];
+      t[4 * y + 0] = s03 + s12; t[4 * y + 1] = d03 + d12; t[4 * y + 2] = s03 - s12; t[4 * y + 3] = d03 - d12;
+    }
+    for (int x = 0; x < 4; ++x) {  // vertical pass, each output halved
+      const int s03 = t[x] + t[12 + x], d03 = t[x] - t[12 + x], s12 = t[4 + x] + t[8 + x], d12 = t[4 + x] - t[8 + x];
+      const int o[4] = {(s03 + s12) >> 1, (d03 + d12) >> 1, (s03 - s12) >> 1, (d03 - d12) >> 1};
+      for (int k = 0; k < 4; ++k)
+        if (x != 0 || k != 0) ac += static_cast<uint32_t>(std::abs(o[k]));
+      if (x == 0) dc[blk] = o[0];
+    }
+  }
+  return ac;
+}
+
+void satd_4x4_xn_c(const uint8_t* src, int ss, const uint8_t* preds, int n, uint32_t* out) {
+  for (int i = 0; i < n; ++i) out[i] = satd4x4_c(src, ss, preds + 16 * i, 4);
+}
+
 const PixelFuncs kRef = {
     {sad_c<16, 16>, sad_c<16, 8>, sad_c<8, 16>, sad_c<8, 8>, sad_c<8, 4>, sad_c<4, 8>, sad_c<4, 4>},
     {satd_c<16, 16>, satd_c<16, 8>, satd_c<8, 16>, satd_c<8, 8>, satd_c<8, 4>, satd_c<4, 8>, satd_c<4, 4>},
     {ssd_c<16, 16>, ssd_c<16, 8>, ssd_c<8, 16>, ssd_c<8, 8>, ssd_c<8, 4>, ssd_c<4, 8>, ssd_c<4, 4>},
     sad_4x4_x16_c,
+    hadamard_ac_16x16_c,
+    satd_4x4_xn_c,
     "c",
 };
 

@@ -77,8 +77,8 @@ uint64_t ssd_sse2(const uint8_t* a, int as, const uint8_t* b, int bs) {
 inline __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
 
 // Two 4x4 Hadamard SATDs at once. r0..r3: rows of differences (16-bit), lanes 0-3 block A, lanes 4-7 block B.
-// Returns (sum|A| + 1) >> 1 + (sum|B| + 1) >> 1, JM's per-4x4 rounding.
-inline uint32_t satd_2x4x4(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+// Writes (sum|A| + 1) >> 1 and (sum|B| + 1) >> 1, JM's per-4x4 rounding.
+inline void satd_2x4x4_pair(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint32_t* sa, uint32_t* sb) {
   // Vertical butterflies (across rows, both blocks at once).
   __m128i s01 = _mm_add_epi16(r0, r1), d01 = _mm_sub_epi16(r0, r1);
   __m128i s23 = _mm_add_epi16(r2, r3), d23 = _mm_sub_epi16(r2, r3);
@@ -100,7 +100,13 @@ inline uint32_t satd_2x4x4(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
   s32 = _mm_add_epi32(s32, _mm_srli_si128(s32, 4));      // lane 0: A, lane 2: B
   uint32_t a = static_cast<uint32_t>(_mm_cvtsi128_si32(s32));
   uint32_t b = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(s32, 8)));
-  return ((a + 1) >> 1) + ((b + 1) >> 1);
+  *sa = (a + 1) >> 1;
+  *sb = (b + 1) >> 1;
+}
+inline uint32_t satd_2x4x4(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+  uint32_t a, b;
+  satd_2x4x4_pair(r0, r1, r2, r3, &a, &b);
+  return a + b;
 }
 inline __m128i diff8(const uint8_t* a, const uint8_t* b) {
   const __m128i z = _mm_setzero_si128();
@@ -158,6 +164,71 @@ void sad_4x4_x16_sse2(const uint8_t* cur, int cs, const uint8_t* ref, int rs, ui
   }
 }
 
+// satd_4x4_xn: two predictions per satd_2x4x4_pair, the source rows loaded once and duplicated into both halves.
+void satd_4x4_xn_sse2(const uint8_t* src, int ss, const uint8_t* preds, int n, uint32_t* out) {
+  const __m128i z = _mm_setzero_si128();
+  const __m128i s4 = load4x4(src, ss);                          // source rows 0..3, 4 bytes each
+  const __m128i s01 = _mm_unpacklo_epi32(s4, s4), s23 = _mm_unpackhi_epi32(s4, s4);  // [r0 r0 r1 r1], [r2 r2 r3 r3]
+  const __m128i sr0 = _mm_unpacklo_epi8(s01, z), sr1 = _mm_unpackhi_epi8(s01, z);
+  const __m128i sr2 = _mm_unpacklo_epi8(s23, z), sr3 = _mm_unpackhi_epi8(s23, z);
+  int i = 0;
+  for (; i + 1 < n; i += 2) {
+    const __m128i p = load16(preds + 16 * i), q = load16(preds + 16 * i + 16);
+    const __m128i pq01 = _mm_unpacklo_epi32(p, q), pq23 = _mm_unpackhi_epi32(p, q);  // [p0 q0 p1 q1], [p2 q2 p3 q3]
+    satd_2x4x4_pair(_mm_sub_epi16(sr0, _mm_unpacklo_epi8(pq01, z)), _mm_sub_epi16(sr1, _mm_unpackhi_epi8(pq01, z)),
+                    _mm_sub_epi16(sr2, _mm_unpacklo_epi8(pq23, z)), _mm_sub_epi16(sr3, _mm_unpackhi_epi8(pq23, z)),
+                    &out[i], &out[i + 1]);
+  }
+  if (i < n) {  // odd count: the last prediction in both halves
+    const __m128i p = load16(preds + 16 * i);
+    const __m128i pp01 = _mm_unpacklo_epi32(p, p), pp23 = _mm_unpackhi_epi32(p, p);
+    uint32_t dup;
+    satd_2x4x4_pair(_mm_sub_epi16(sr0, _mm_unpacklo_epi8(pp01, z)), _mm_sub_epi16(sr1, _mm_unpackhi_epi8(pp01, z)),
+                    _mm_sub_epi16(sr2, _mm_unpacklo_epi8(pp23, z)), _mm_sub_epi16(sr3, _mm_unpackhi_epi8(pp23, z)),
+                    &out[i], &dup);
+  }
+}
+
+// hadamard_ac_16x16: two horizontally adjacent 4x4 blocks per step, with satd_2x4x4's butterflies. Every
+// coefficient of the 2-D Hadamard is the same integer whichever pass goes first, so halving the raw outputs
+// (arithmetic shift) gives JM's values; |raw| <= 16 * 255 fits 16 bits. The DC of each block is lane 0 / lane 4
+// of the all-plus output; it is summed with the rest and subtracted again.
+uint32_t hadamard_ac_16x16_sse2(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16]) {
+  __m128i acc = _mm_setzero_si128();
+  int dc_abs = 0;
+  for (int by = 0; by < 4; ++by)
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* pa = a + 4 * by * as + 8 * half;
+      const uint8_t* pb = b + 4 * by * bs + 8 * half;
+      const __m128i r0 = diff8(pa, pb), r1 = diff8(pa + as, pb + bs);
+      const __m128i r2 = diff8(pa + 2 * as, pb + 2 * bs), r3 = diff8(pa + 3 * as, pb + 3 * bs);
+      __m128i s01 = _mm_add_epi16(r0, r1), d01 = _mm_sub_epi16(r0, r1);
+      __m128i s23 = _mm_add_epi16(r2, r3), d23 = _mm_sub_epi16(r2, r3);
+      const __m128i m0 = _mm_add_epi16(s01, s23), m1 = _mm_sub_epi16(s01, s23);
+      const __m128i m2 = _mm_sub_epi16(d01, d23), m3 = _mm_add_epi16(d01, d23);
+      const __m128i u0 = _mm_unpacklo_epi16(m0, m1), u1 = _mm_unpacklo_epi16(m2, m3);
+      const __m128i u2 = _mm_unpackhi_epi16(m0, m1), u3 = _mm_unpackhi_epi16(m2, m3);
+      const __m128i v0 = _mm_unpacklo_epi32(u0, u1), v1 = _mm_unpackhi_epi32(u0, u1);
+      const __m128i v2 = _mm_unpacklo_epi32(u2, u3), v3 = _mm_unpackhi_epi32(u2, u3);
+      const __m128i c0 = _mm_unpacklo_epi64(v0, v2), c1 = _mm_unpackhi_epi64(v0, v2);
+      const __m128i c2 = _mm_unpacklo_epi64(v1, v3), c3 = _mm_unpackhi_epi64(v1, v3);
+      s01 = _mm_add_epi16(c0, c1); d01 = _mm_sub_epi16(c0, c1);
+      s23 = _mm_add_epi16(c2, c3); d23 = _mm_sub_epi16(c2, c3);
+      const __m128i o0 = _mm_srai_epi16(_mm_add_epi16(s01, s23), 1);
+      const __m128i o1 = _mm_srai_epi16(_mm_sub_epi16(s01, s23), 1);
+      const __m128i o2 = _mm_srai_epi16(_mm_sub_epi16(d01, d23), 1);
+      const __m128i o3 = _mm_srai_epi16(_mm_add_epi16(d01, d23), 1);
+      const __m128i sum = _mm_add_epi16(_mm_add_epi16(abs16(o0), abs16(o1)), _mm_add_epi16(abs16(o2), abs16(o3)));
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(sum, _mm_set1_epi16(1)));
+      const int da = static_cast<int16_t>(_mm_extract_epi16(o0, 0));
+      const int db = static_cast<int16_t>(_mm_extract_epi16(o0, 4));
+      dc[4 * by + 2 * half] = da;
+      dc[4 * by + 2 * half + 1] = db;
+      dc_abs += (da < 0 ? -da : da) + (db < 0 ? -db : db);
+    }
+  return hsum32(acc) - static_cast<uint32_t>(dc_abs);
+}
+
 }  // namespace
 
 void pixel_fill_sse2(PixelFuncs& f) {
@@ -183,6 +254,8 @@ void pixel_fill_sse2(PixelFuncs& f) {
   f.ssd[kB4x8] = ssd_sse2<4, 8>;
   f.ssd[kB4x4] = ssd_sse2<4, 4>;
   f.sad_4x4_x16 = sad_4x4_x16_sse2;
+  f.hadamard_ac_16x16 = hadamard_ac_16x16_sse2;
+  f.satd_4x4_xn = satd_4x4_xn_sse2;
 }
 
 }  // namespace gme

@@ -30,6 +30,20 @@ inline int quant_one(int c, int q, int f, int qbits) {
   return c < 0 ? -level : level;
 }
 
+// JM quant_coef by zig-zag scan position: quant4x4 walks the scan, so the position class and the raster index
+// are looked up once here rather than per coefficient. kZigzag4x4 is constant-initialised (no init-order issue).
+struct QuantByScan {
+  int q[6][16];
+  int raster[16];
+  QuantByScan() {
+    for (int k = 0; k < 16; ++k) {
+      raster[k] = kZigzag4x4[k];
+      for (int r = 0; r < 6; ++r) q[r][k] = kQuant[r][pos_class(kZigzag4x4[k])];
+    }
+  }
+};
+const QuantByScan kQuantByScan;
+
 }  // namespace
 
 int quant_scale(int qp_rem, int i) { return kQuant[qp_rem][pos_class(i)]; }
@@ -40,11 +54,11 @@ int chroma_qp(int qp_y, int chroma_qp_offset) { return kChromaQp[clip3(0, 51, qp
 int quant4x4(const int coef[16], int qp, int offset, int first, int levels_zz[16]) {
   const int qbits = 15 + qp / 6, rem = qp % 6;
   const int f = offset << (qbits - 11);
+  const int* q = kQuantByScan.q[rem];
   int nz = 0;
-  for (int k = 0; k < 16; ++k) {
-    if (k < first) { levels_zz[k] = 0; continue; }
-    int i = kZigzag4x4[k];
-    levels_zz[k] = quant_one(coef[i], quant_scale(rem, i), f, qbits);
+  for (int k = 0; k < first; ++k) levels_zz[k] = 0;
+  for (int k = first; k < 16; ++k) {
+    levels_zz[k] = quant_one(coef[kQuantByScan.raster[k]], q[k], f, qbits);
     nz += levels_zz[k] != 0;
   }
   return nz;

@@ -39,21 +39,16 @@ inline int64_t ref_cost(const MbContext& c, int lambda, int ref) {
   return c.num_ref_idx_active > 1 ? static_cast<int64_t>(lambda) * ue_bits(static_cast<uint32_t>(ref)) : 0;
 }
 
-// MDDistortion of the 16 luma 4x4 blocks of pred against the source (JM distortion4x4 summed).
+// MDDistortion of the 16 luma 4x4 blocks of pred against the source (JM distortion4x4 summed). The 16x16
+// primitives are exactly that sum (SATD rounds per 4x4 block, see common/pixel.h), in one call.
 uint64_t md_distortion_16x16(const MbContext& c, const uint8_t pred[256]) {
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
-  uint64_t d = 0;
-  for (int b = 0; b < 16; ++b) {
-    const uint8_t* a = src + 4 * (b & 3) + 4 * (b >> 2) * ss;
-    const uint8_t* q = pred + 4 * (b & 3) + 64 * (b >> 2);
-    switch (c.p->md_distortion) {
-      case 0: d += c.px->sad[kB4x4](a, ss, q, 16); break;
-      case 1: d += c.px->ssd[kB4x4](a, ss, q, 16); break;
-      default: d += c.px->satd[kB4x4](a, ss, q, 16); break;
-    }
+  switch (c.p->md_distortion) {
+    case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
+    case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
+    default: return c.px->satd[kB16x16](src, ss, pred, 16);
   }
-  return d;
 }
 
 struct Searcher {

@@ -27,20 +27,11 @@ uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int a
 // JM hadamard4x4 (lcommon transform.c): unnormalised horizontal pass, vertical pass halved per output.
 void jm_hadamard4x4(const int in[16], int out[16]) { fwd_hadamard4x4_dc(in, out); }
 
-// JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard plus |Hadamard of the halved DCs|.
-uint64_t i16_satd(const uint8_t* src, int ss, const uint8_t* pred) {
+// JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard (coefficients halved) plus |Hadamard of the halved DCs|.
+uint64_t i16_satd(const PixelFuncs& px, const uint8_t* src, int ss, const uint8_t* pred) {
   int dcs[16];
-  uint64_t cost = 0;
-  for (int blk = 0; blk < 16; ++blk) {
-    int d[16], h[16];
-    const int bx = blk & 3, by = blk >> 2;
-    for (int y = 0; y < 4; ++y)
-      for (int x = 0; x < 4; ++x)
-        d[4 * y + x] = src[(4 * by + y) * ss + 4 * bx + x] - pred[(4 * by + y) * 16 + 4 * bx + x];
-    jm_hadamard4x4(d, h);
-    for (int i = 1; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(h[i]));
-    dcs[blk] = h[0] >> 1;
-  }
+  uint64_t cost = px.hadamard_ac_16x16(src, ss, pred, 16, dcs);
+  for (int& d : dcs) d >>= 1;
   int hd[16];
   jm_hadamard4x4(dcs, hd);
   for (int i = 0; i < 16; ++i) cost += static_cast<uint64_t>(std::abs(hd[i]));
@@ -53,7 +44,7 @@ uint64_t i16_distortion(const MbContext& c, const uint8_t* pred) {
   switch (c.p->md_distortion) {
     case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
     case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return i16_satd(src, ss, pred);
+    default: return i16_satd(*c.px, src, ss, pred);
   }
 }
 
@@ -115,10 +106,8 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda) {
     for (int k = 0; k < 2; ++k) {
       uint8_t pred[64];
       predict_intra_chroma(mode, e[k], pred);
-      const uint8_t* src = src_chroma(c, k);
-      const int ss = c.src->plane[1 + k].stride;
-      for (int b = 0; b < 4; ++b)
-        d += md_distortion(c, kB4x4, src + 4 * (b & 1) + 4 * (b >> 1) * ss, ss, pred + 4 * (b & 1) + 32 * (b >> 1), 8);
+      // The four 4x4 distortions summed: exactly the 8x8 primitive (SATD rounds per 4x4 block).
+      d += md_distortion(c, kB8x8, src_chroma(c, k), c.src->plane[1 + k].stride, pred, 8);
     }
     const uint64_t cost = rate_fp(rate_lambda, se_bits(mode)) + dist_fp(d);
     if (cost < best) { best = cost; best_mode = mode; }
@@ -161,14 +150,20 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
     int best_mode = kI4DC;
     int best_levels[16] = {};
     uint8_t best_rec[16];
+    // All nine predictions at once; with SATD (the usual MDDistortion) all nine distortions in one call too.
+    uint8_t preds[9][16];
+    predict_intra4x4_all(e, preds);
+    uint32_t satd[9];
+    if (!rd && c.p->md_distortion == 2) c.px->satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
     for (int mode = 0; mode < 9; ++mode) {
       if (!intra4x4_mode_allowed(*c.p, mode) || !intra4x4_mode_available(mode, e)) continue;
-      uint8_t pred[16];
-      predict_intra4x4(mode, e, pred);
+      const uint8_t* pred = preds[mode];
       const int mode_bits = mode == mpm ? 1 : 4;
       uint64_t cost;
       if (!rd) {
-        cost = rate_fp(lam, mode_bits) + dist_fp(md_distortion(c, kB4x4, sp.at(x, y), sp.stride, pred, 4));
+        const uint64_t d =
+            c.p->md_distortion == 2 ? satd[mode] : md_distortion(c, kB4x4, sp.at(x, y), sp.stride, pred, 4);
+        cost = rate_fp(lam, mode_bits) + dist_fp(d);
       } else {
         code_luma4x4(c, blk, pred, mb);
         const uint64_t d = dist_fp(c.px->ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
@@ -187,9 +182,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
     }
     int nz;
     if (!rd) {
-      uint8_t pred[16];
-      predict_intra4x4(best_mode, e, pred);
-      nz = code_luma4x4(c, blk, pred, mb);
+      nz = code_luma4x4(c, blk, preds[best_mode], mb);
     } else {
       std::memcpy(mb.luma[blk], best_levels, sizeof(best_levels));
       for (int r = 0; r < 4; ++r) std::memcpy(rp.at(x, y + r), best_rec + 4 * r, 4);

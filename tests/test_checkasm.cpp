@@ -113,6 +113,37 @@ TEST(Checkasm, Sad4x4x16) {
   });
 }
 
+TEST(Checkasm, HadamardAc16x16) {
+  const auto v = variants();
+  const PixelFuncs& ref = pixel_ref();
+  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
+    int want_dc[16], got_dc[16];
+    const uint32_t want = ref.hadamard_ac_16x16(a, as, b, bs, want_dc);
+    for (size_t k = 1; k < v.size(); ++k) {
+      std::memset(got_dc, 0xAB, sizeof got_dc);
+      ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc), want) << v[k]->name;
+      for (int i = 0; i < 16; ++i) ASSERT_EQ(got_dc[i], want_dc[i]) << v[k]->name << " block " << i;
+    }
+  });
+}
+
+TEST(Checkasm, Satd4x4xn) {
+  const auto v = variants();
+  const PixelFuncs& ref = pixel_ref();
+  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int) {
+    for (int n = 1; n <= 9; ++n) {  // b read as n contiguous 4x4 predictions (odd and even counts)
+      uint32_t want[9], got[9];
+      ref.satd_4x4_xn(a, as, b, n, want);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(want[i], ref.satd[kB4x4](a, as, b + 16 * i, 4)) << "reference " << i;
+      for (size_t k = 1; k < v.size(); ++k) {
+        std::memset(got, 0xAB, sizeof got);
+        v[k]->satd_4x4_xn(a, as, b, n, got);
+        for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << v[k]->name << " n " << n << " pred " << i;
+      }
+    }
+  });
+}
+
 // The reference itself on hand-checkable inputs, so a wrong reference cannot make all variants "agree".
 TEST(Checkasm, ReferenceKnownValues) {
   const PixelFuncs& r = pixel_ref();
@@ -129,6 +160,15 @@ TEST(Checkasm, ReferenceKnownValues) {
   uint32_t out[16];
   r.sad_4x4_x16(z.data(), 16, one.data(), 16, out);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], i == 1 ? 1u : 0u);
+  // Constant difference -255: each block's only coefficient is the DC, 16 * -255 halved; no AC at all.
+  int dc[16];
+  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, f.data(), 16, dc), 0u);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(dc[i], -8 * 255);
+  // One pixel differing by -1 in block 1: its 16 raw coefficients are +-1, halved to 0 or -1 (arithmetic
+  // shift); the DC is -1 >> 1 = -1 and of the 15 AC coefficients those with raw -1 count 1 each.
+  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, one.data(), 16, dc), 7u);
+  EXPECT_EQ(dc[1], -1);
+  EXPECT_EQ(dc[0], 0);
 }
 
 }  // namespace
