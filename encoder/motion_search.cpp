@@ -184,17 +184,13 @@ class DistortionMemo {
   static constexpr int kSlots = 64;  // (reference, integer vector, metric) per macroblock; more evicts round robin
   static constexpr int kOffsets = 49;  // quarter-pel offsets -3..3 in x and y around the integer vector
   struct Slot {
-    uint64_t serial;
-    MV v;
-    int metric;
     uint16_t known[kOffsets];     // bit 4 * by + bx: d[.][4 * by + bx] is valid
     uint16_t d[kOffsets][16];     // per 4x4 block of the macroblock, raster order
   };
 
   void enter(int mb_px, int mb_py, const uint8_t* cur_mb, int stride) {
-    bool same = n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_;
-    for (int y = 0; y < 16 && same; ++y) same = std::memcmp(src_ + 16 * y, cur_mb + y * stride, 16) == 0;
-    if (same) return;
+    // Called once per partition search: the source comparison is 16 vector compares, not a memcmp per row.
+    if (n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_ && same_source(cur_mb, stride)) return;
     for (int y = 0; y < 16; ++y) std::memcpy(src_ + 16 * y, cur_mb + y * stride, 16);
     mb_px_ = mb_px;
     mb_py_ = mb_py;
@@ -203,29 +199,73 @@ class DistortionMemo {
   }
 
   Slot* slot(uint64_t serial, MV v, int metric) {
-    for (int i = 0; i < n_; ++i)
-      if (slots_[i].serial == serial && slots_[i].v == v && slots_[i].metric == metric) return &slots_[i];
-    Slot* s;
+    const Key k{serial, v.x, v.y, metric};
+    for (int i = 0; i < n_; ++i)  // keys apart from the slots: the scan touches one or two cache lines
+      if (keys_[i] == k) return &slots_[i];
+    int i;
     if (n_ < kSlots) {
-      s = &slots_[n_++];
+      i = n_++;
     } else {
-      s = &slots_[next_evict_];
+      i = next_evict_;
       next_evict_ = (next_evict_ + 1) % kSlots;
     }
-    s->serial = serial;
-    s->v = v;
-    s->metric = metric;
-    std::memset(s->known, 0, sizeof s->known);
-    return s;
+    keys_[i] = k;
+    std::memset(slots_[i].known, 0, sizeof slots_[i].known);
+    return &slots_[i];
   }
 
  private:
+  struct Key {
+    uint64_t serial;
+    int16_t vx, vy;
+    int32_t metric;
+    bool operator==(const Key& o) const {
+      return serial == o.serial && vx == o.vx && vy == o.vy && metric == o.metric;
+    }
+  };
+  bool same_source(const uint8_t* cur_mb, int stride) const {
+#if defined(__SSE2__)
+    __m128i eq = _mm_set1_epi8(-1);
+    for (int y = 0; y < 16; ++y)
+      eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(cur_mb + y * stride)),
+                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src_ + 16 * y))));
+    return _mm_movemask_epi8(eq) == 0xFFFF;
+#else
+    for (int y = 0; y < 16; ++y)
+      if (std::memcmp(src_ + 16 * y, cur_mb + y * stride, 16) != 0) return false;
+    return true;
+#endif
+  }
+
   int n_ = -1;  // slots in use; -1: no macroblock yet
   int next_evict_ = 0;
   int mb_px_ = 0, mb_py_ = 0;
   uint8_t src_[256];
+  Key keys_[kSlots];
   Slot slots_[kSlots];
 };
+
+// Sum of the d[i] whose bit i is set in mask (16 values of at most 8160: fits 32 bits, and pmaddwd's signed
+// 16-bit inputs).
+inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
+#if defined(__SSE2__)
+  const __m128i bits = _mm_set_epi16(128, 64, 32, 16, 8, 4, 2, 1);
+  const __m128i lo = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask & 0xFF)), bits), bits);
+  const __m128i hi = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask >> 8)), bits), bits);
+  const __m128i ones = _mm_set1_epi16(1);
+  __m128i s = _mm_add_epi32(
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)), lo), ones),
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8)), hi), ones));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 8));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 4));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
+#else
+  uint32_t sum = 0;
+  for (int i = 0; i < 16; ++i)
+    if (mask >> i & 1) sum += d[i];
+  return sum;
+#endif
+}
 
 DistortionMemo& memo() {
   thread_local DistortionMemo m;
@@ -282,10 +322,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
           fn(cur + 4 * r * cur_stride, cur_stride, pred_px + 4 * r * ps, ps, g.w, d + 4 * (g.y + r) + g.x);
       s.known[oi] |= part_mask;
     }
-    uint32_t sum = 0;
-    for (int r = 0; r < g.h; ++r)
-      for (int c = 0; c < g.w; ++c) sum += d[4 * (g.y + r) + g.x + c];
-    return static_cast<int64_t>(sum) << kLambdaBits;
+    return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
   };
   auto mv_bits_cost = [&](int lambda, MV mv) {
     return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
