@@ -1,6 +1,13 @@
 #include "common/halfpel.h"
 
+#include <atomic>
+#include <cstring>
 #include <vector>
+
+#if defined(__SSE2__)
+#define GME_HP_SSE2 1
+#include <emmintrin.h>
+#endif
 
 namespace gme {
 namespace {
@@ -11,24 +18,112 @@ inline int tap6(T p0, T p1, T p2, T p3, T p4, T p5) {
   return (p0 + p5) - 5 * (p1 + p4) + 20 * (p2 + p3);
 }
 
-}  // namespace
+// One output row: G copied, b from the centre row of b1, h from six G rows, j from six b1 rows.
+void output_row_c(const uint8_t* const e[6], const int16_t* const t[6], int n, uint8_t* g, uint8_t* b, uint8_t* h,
+                  uint8_t* j) {
+  for (int c = 0; c < n; ++c) {
+    g[c] = e[2][c];
+    b[c] = clip_pixel((t[2][c] + 16) >> 5);
+    h[c] = clip_pixel((tap6<int>(e[0][c], e[1][c], e[2][c], e[3][c], e[4][c], e[5][c]) + 16) >> 5);
+    j[c] = clip_pixel((tap6<int>(t[0][c], t[1][c], t[2][c], t[3][c], t[4][c], t[5][c]) + 512) >> 10);
+  }
+}
+// b1 at columns 0 .. n-1 from G columns -2 .. n+2 of the extended row (e points at its column -2).
+void b1_row_c(const uint8_t* e, int n, int16_t* o) {
+  for (int c = 0; c < n; ++c) o[c] = static_cast<int16_t>(tap6<int>(e[c], e[c + 1], e[c + 2], e[c + 3], e[c + 4], e[c + 5]));
+}
 
-void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out) {
+#if defined(GME_HP_SSE2)
+inline __m128i load8w(const uint8_t* p) {  // 8 bytes -> 8 x 16 bit
+  return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), _mm_setzero_si128());
+}
+inline __m128i load8s(const int16_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+// (p0 + p5) - 5 (p1 + p4) + 20 (p2 + p3) in 16 bits (sample inputs: -2550 .. 10710, no overflow).
+inline __m128i tap16(__m128i p0, __m128i p1, __m128i p2, __m128i p3, __m128i p4, __m128i p5) {
+  const __m128i s14 = _mm_add_epi16(p1, p4), s23 = _mm_add_epi16(p2, p3);
+  const __m128i t = _mm_sub_epi16(_mm_slli_epi16(s23, 2), s14);  // 4 s23 - s14
+  return _mm_add_epi16(_mm_add_epi16(p0, p5), _mm_add_epi16(_mm_slli_epi16(t, 2), t));
+}
+inline void store8(uint8_t* p, __m128i v16) {  // 8 x 16 bit, clipped to 0..255 -> 8 bytes
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(v16, v16));
+}
+
+void b1_row_sse2(const uint8_t* e, int n, int16_t* o) {
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const uint8_t* p = e + c;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + c),
+                     tap16(load8w(p), load8w(p + 1), load8w(p + 2), load8w(p + 3), load8w(p + 4), load8w(p + 5)));
+  }
+  b1_row_c(e + c, n - c, o + c);
+}
+
+void output_row_sse2(const uint8_t* const e[6], const int16_t* const t[6], int n, uint8_t* g, uint8_t* b,
+                     uint8_t* h, uint8_t* j) {
+  const __m128i r16 = _mm_set1_epi16(16), r512 = _mm_set1_epi32(512);
+  const __m128i k1 = _mm_set1_epi16(1), k5 = _mm_set1_epi16(-5), k20 = _mm_set1_epi16(20);
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(g + c), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(e[2] + c)));
+    store8(b + c, _mm_srai_epi16(_mm_add_epi16(load8s(t[2] + c), r16), 5));
+    const __m128i hv = tap16(load8w(e[0] + c), load8w(e[1] + c), load8w(e[2] + c), load8w(e[3] + c),
+                             load8w(e[4] + c), load8w(e[5] + c));
+    store8(h + c, _mm_srai_epi16(_mm_add_epi16(hv, r16), 5));
+    // j needs 32 bits: rows paired by their common tap, multiplied with pmaddwd.
+    __m128i v[6];
+    for (int k = 0; k < 6; ++k) v[k] = load8s(t[k] + c);
+    auto half = [&](auto unpack) {
+      __m128i s = _mm_madd_epi16(unpack(v[0], v[5]), k1);
+      s = _mm_add_epi32(s, _mm_madd_epi16(unpack(v[1], v[4]), k5));
+      s = _mm_add_epi32(s, _mm_madd_epi16(unpack(v[2], v[3]), k20));
+      return _mm_srai_epi32(_mm_add_epi32(s, r512), 10);
+    };
+    const __m128i lo = half([](__m128i a, __m128i x) { return _mm_unpacklo_epi16(a, x); });
+    const __m128i hi = half([](__m128i a, __m128i x) { return _mm_unpackhi_epi16(a, x); });
+    store8(j + c, _mm_packs_epi32(lo, hi));
+  }
+  const uint8_t* e2[6];
+  const int16_t* t2[6];
+  for (int k = 0; k < 6; ++k) {
+    e2[k] = e[k] + c;
+    t2[k] = t[k] + c;
+  }
+  output_row_c(e2, t2, n - c, g + c, b + c, h + c, j + c);
+}
+#endif
+
+void build(const Plane& luma, HalfpelPlanes* out, bool simd) {
+  static std::atomic<uint64_t> next_serial{1};
+  out->serial = next_serial.fetch_add(1);
+  auto b1_row = b1_row_c;
+  auto output_row = output_row_c;
+#if defined(GME_HP_SSE2)
+  if (simd) {
+    b1_row = b1_row_sse2;
+    output_row = output_row_sse2;
+  }
+#else
+  (void)simd;
+#endif
   const int W = luma.width, H = luma.height, P = kHalfpelPad;
   for (Plane* p : {&out->g, &out->b, &out->h, &out->j})
     if (p->width != W || p->height != H || p->pad != P) p->alloc(W, H, P);
   // Rows -P-2 .. H+P+2 of G (edge-replicated, columns -P-2 .. W+P+3) and of the unrounded horizontal half-pel
-  // intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below.
+  // intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below. The
+  // buffers are kept per thread: fresh ones cost page faults on every picture.
   const int ext_w = W + 2 * P + 6, rows = H + 2 * P + 5, out_w = W + 2 * P;
-  std::vector<uint8_t> gx(static_cast<size_t>(ext_w) * rows);
-  std::vector<int16_t> b1(static_cast<size_t>(out_w) * rows);
+  thread_local std::vector<uint8_t> gx;
+  thread_local std::vector<int16_t> b1;
+  gx.resize(static_cast<size_t>(ext_w) * rows);
+  b1.resize(static_cast<size_t>(out_w) * rows);
   for (int r = 0; r < rows; ++r) {
     const uint8_t* src = luma.row(clip3(0, H - 1, r - P - 2));
     uint8_t* e = &gx[static_cast<size_t>(r) * ext_w];
-    for (int c = 0; c < ext_w; ++c) e[c] = src[clip3(0, W - 1, c - P - 2)];
-    int16_t* o = &b1[static_cast<size_t>(r) * out_w];
-    for (int c = 0; c < out_w; ++c)  // b1 at column c - P: G columns c - P - 2 .. c - P + 3 = e[c .. c + 5]
-      o[c] = static_cast<int16_t>(tap6<int>(e[c], e[c + 1], e[c + 2], e[c + 3], e[c + 4], e[c + 5]));
+    // Columns -P-2 .. W+P+3: the picture row in the middle, its edge samples replicated on both sides.
+    std::memset(e, src[0], P + 2);
+    std::memcpy(e + P + 2, src, W);
+    std::memset(e + P + 2 + W, src[W - 1], ext_w - (P + 2 + W));
+    b1_row(e, out_w, &b1[static_cast<size_t>(r) * out_w]);  // b1 at column c - P: e[c .. c + 5]
   }
   for (int y = -P; y < H + P; ++y) {
     const int r = y + P + 2;  // buffer row of picture row y
@@ -38,17 +133,13 @@ void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out) {
       e[k] = &gx[static_cast<size_t>(r - 2 + k) * ext_w + 2];  // column 0 = picture column -P
       t[k] = &b1[static_cast<size_t>(r - 2 + k) * out_w];
     }
-    uint8_t* g = out->g.row(y) - P;
-    uint8_t* b = out->b.row(y) - P;
-    uint8_t* h = out->h.row(y) - P;
-    uint8_t* j = out->j.row(y) - P;
-    for (int c = 0; c < out_w; ++c) {
-      g[c] = e[2][c];
-      b[c] = clip_pixel((t[2][c] + 16) >> 5);
-      h[c] = clip_pixel((tap6<int>(e[0][c], e[1][c], e[2][c], e[3][c], e[4][c], e[5][c]) + 16) >> 5);
-      j[c] = clip_pixel((tap6<int>(t[0][c], t[1][c], t[2][c], t[3][c], t[4][c], t[5][c]) + 512) >> 10);
-    }
+    output_row(e, t, out_w, out->g.row(y) - P, out->b.row(y) - P, out->h.row(y) - P, out->j.row(y) - P);
   }
 }
+
+}  // namespace
+
+void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out) { build(luma, out, true); }
+void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out) { build(luma, out, false); }
 
 }  // namespace gme

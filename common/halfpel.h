@@ -19,6 +19,9 @@ constexpr int kHalfpelPad = 48;  // SearchRange 32 windows at the picture edge p
 
 struct HalfpelPlanes {
   Plane g, b, h, j;  // full pel; half pel right; half pel below; half pel diagonal (all the same geometry)
+  // Distinct for every build, never reused (unlike an address): encoder/motion_search.cpp keys its per-macroblock
+  // memo of distortions by it.
+  uint64_t serial = 0;
 
   // True when a w x h block at full-pel (x, y), with every quarter-pel offset in [-3, 3] and the 16-byte row
   // loads of the averaging, stays inside the planes.
@@ -29,5 +32,7 @@ struct HalfpelPlanes {
 
 // Builds the planes of `luma` (any border; samples outside the picture come from edge replication).
 void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out);
+// The same with plain C++ loops only: the reference the SIMD build is tested against (tests/test_mc.cpp).
+void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out);
 
 }  // namespace gme

@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "common/block4x4.h"
 #include "common/halfpel.h"
 
 namespace gme {
@@ -171,6 +172,106 @@ class SubpelRegion {
   int16_t b1_[kRows][kW];
 };
 
+// Memo of 4x4-block distortions for the macroblock being analysed. A partition's SAD or JM SATD is exactly the sum
+// of the values of its 4x4 blocks (common/pixel.h), and the 41 partitions of a macroblock mostly refine around the
+// same few integer vectors, so most of their 17-candidate refinements evaluate block/vector pairs already seen.
+// An entry is a function of the source samples, the reference planes (HalfpelPlanes::serial, unique per build),
+// the block's absolute position, the quarter-pel vector and the metric; the memo keeps the source samples and
+// macroblock position it was filled for and starts afresh when either differs, so it needs no help from the caller
+// (one memo per thread: the macroblock loop of a thread analyses one macroblock at a time).
+class DistortionMemo {
+ public:
+  static constexpr int kSlots = 64;  // (reference, integer vector, metric) per macroblock; more evicts round robin
+  static constexpr int kOffsets = 49;  // quarter-pel offsets -3..3 in x and y around the integer vector
+  struct Slot {
+    uint16_t known[kOffsets];     // bit 4 * by + bx: d[.][4 * by + bx] is valid
+    uint16_t d[kOffsets][16];     // per 4x4 block of the macroblock, raster order
+  };
+
+  void enter(int mb_px, int mb_py, const uint8_t* cur_mb, int stride) {
+    // Called once per partition search: the source comparison is 16 vector compares, not a memcmp per row.
+    if (n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_ && same_source(cur_mb, stride)) return;
+    for (int y = 0; y < 16; ++y) std::memcpy(src_ + 16 * y, cur_mb + y * stride, 16);
+    mb_px_ = mb_px;
+    mb_py_ = mb_py;
+    n_ = 0;
+    next_evict_ = 0;
+  }
+
+  Slot* slot(uint64_t serial, MV v, int metric) {
+    const Key k{serial, v.x, v.y, metric};
+    for (int i = 0; i < n_; ++i)  // keys apart from the slots: the scan touches one or two cache lines
+      if (keys_[i] == k) return &slots_[i];
+    int i;
+    if (n_ < kSlots) {
+      i = n_++;
+    } else {
+      i = next_evict_;
+      next_evict_ = (next_evict_ + 1) % kSlots;
+    }
+    keys_[i] = k;
+    std::memset(slots_[i].known, 0, sizeof slots_[i].known);
+    return &slots_[i];
+  }
+
+ private:
+  struct Key {
+    uint64_t serial;
+    int16_t vx, vy;
+    int32_t metric;
+    bool operator==(const Key& o) const {
+      return serial == o.serial && vx == o.vx && vy == o.vy && metric == o.metric;
+    }
+  };
+  bool same_source(const uint8_t* cur_mb, int stride) const {
+#if defined(__SSE2__)
+    __m128i eq = _mm_set1_epi8(-1);
+    for (int y = 0; y < 16; ++y)
+      eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(cur_mb + y * stride)),
+                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src_ + 16 * y))));
+    return _mm_movemask_epi8(eq) == 0xFFFF;
+#else
+    for (int y = 0; y < 16; ++y)
+      if (std::memcmp(src_ + 16 * y, cur_mb + y * stride, 16) != 0) return false;
+    return true;
+#endif
+  }
+
+  int n_ = -1;  // slots in use; -1: no macroblock yet
+  int next_evict_ = 0;
+  int mb_px_ = 0, mb_py_ = 0;
+  uint8_t src_[256];
+  Key keys_[kSlots];
+  Slot slots_[kSlots];
+};
+
+// Sum of the d[i] whose bit i is set in mask (16 values of at most 8160: fits 32 bits, and pmaddwd's signed
+// 16-bit inputs).
+inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
+#if defined(__SSE2__)
+  const __m128i bits = _mm_set_epi16(128, 64, 32, 16, 8, 4, 2, 1);
+  const __m128i lo = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask & 0xFF)), bits), bits);
+  const __m128i hi = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask >> 8)), bits), bits);
+  const __m128i ones = _mm_set1_epi16(1);
+  __m128i s = _mm_add_epi32(
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)), lo), ones),
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8)), hi), ones));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 8));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 4));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
+#else
+  uint32_t sum = 0;
+  for (int i = 0; i < 16; ++i)
+    if (mask >> i & 1) sum += d[i];
+  return sum;
+#endif
+}
+
+DistortionMemo& memo() {
+  thread_local DistortionMemo m;
+  return m;
+}
+
 }  // namespace
 
 MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
@@ -188,14 +289,40 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const BlockSize bs = block_size_of(w, h);
   const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
   const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
-  const SubpelRegion region = p.planes && p.planes->covers(X, Y, w, h) ? SubpelRegion(*p.planes, X, Y, w, h)
-                                                                       : SubpelRegion(ref, X, Y, w, h);
+  const bool planes = p.planes && p.planes->covers(X, Y, w, h);
+  const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
+  // With the planes, distortions go through the macroblock's memo; the rare blocks beyond the planes (and calls
+  // without planes) compute the partition's distortion directly. Same values either way.
+  DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
+  if (planes) {
+    memo().enter(mb_px, mb_py, cur_mb, cur_stride);
+    slot_h = memo().slot(p.planes->serial, ic.mv, p.hpel_metric);
+    slot_q = p.qpel_metric == p.hpel_metric ? slot_h : memo().slot(p.planes->serial, ic.mv, p.qpel_metric);
+  }
+  const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
+  const Block4x4Funcs& b4 = block4x4_best();
   auto distortion = [&](int metric, int ox, int oy) -> int64_t {
     int ps;
-    const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
-    uint32_t d = metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
-    return static_cast<int64_t>(d) << kLambdaBits;
+    if (!planes) {
+      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const uint32_t d =
+          metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
+      return static_cast<int64_t>(d) << kLambdaBits;
+    }
+    DistortionMemo::Slot& s = metric == p.hpel_metric ? *slot_h : *slot_q;
+    const int oi = (oy + 3) * 7 + (ox + 3);
+    uint16_t* d = s.d[oi];
+    const uint16_t missing = part_mask & ~s.known[oi];
+    if (missing) {
+      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const Strip4x4Fn fn = metric == 2 ? b4.satd : b4.sad;
+      for (int r = 0; r < g.h; ++r)
+        if ((missing >> (4 * (g.y + r))) & 0xF)
+          fn(cur + 4 * r * cur_stride, cur_stride, pred_px + 4 * r * ps, ps, g.w, d + 4 * (g.y + r) + g.x);
+      s.known[oi] |= part_mask;
+    }
+    return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
   };
   auto mv_bits_cost = [&](int lambda, MV mv) {
     return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
