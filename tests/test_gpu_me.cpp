@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "gpu/kernel_emu.h"  // before the kernel: CUDA's keywords and built-ins for a host compiler
+#include "gpu/me_cuda_kernel.cuh"
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -88,6 +90,72 @@ Scene make_scene(int mbw, int mbh, int refs, int range, int k, std::mt19937& rng
     q.penalty_pred.push_back(rng() % 3 == 0 ? c : MV(static_cast<int>(rng() % 161) - 80, static_cast<int>(rng() % 161) - 80));
   }
   return s;
+}
+
+// ---- The CUDA kernel's source run on the host (gpu/kernel_emu.h), as gpu/me_cuda.cu launches it ----------------
+template <int K>
+void emulate_launch(const KernelArgs& a, int blocks) {
+  emu_launch(blocks, kThreads, [&a] { integer_search_kernel<K>(a); });
+}
+
+template <int K = 1>
+void emulate_launch_k(int k, const KernelArgs& a, int blocks) {
+  if constexpr (K <= kGpuMaxTopK) {
+    if (k == K) emulate_launch<K>(a, blocks);
+    else emulate_launch_k<K + 1>(k, a, blocks);
+  }
+}
+
+void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
+  check_search_request(req);
+  ASSERT_LE(req.top_k, kGpuMaxTopK);
+  const int num_refs = static_cast<int>(req.refs.size()), num_mbs = req.mb_width * req.mb_height;
+  const int width = req.mb_width * 16, height = req.mb_height * 16;
+  out.resize(num_refs, num_mbs, req.top_k);
+  auto strip = [&](const Plane& p) {  // the device holds pictures without border, pitch = width
+    std::vector<uint8_t> v(static_cast<size_t>(width) * height);
+    for (int y = 0; y < height; ++y) std::memcpy(&v[static_cast<size_t>(y) * width], p.row(y), width);
+    return v;
+  };
+  const std::vector<uint8_t> cur = strip(*req.cur);
+  const Geometry g = geometry(req.search_range);
+  for (int r = 0; r < num_refs; ++r) {
+    const std::vector<uint8_t> ref = strip(*req.refs[r]);
+    std::vector<short2> centre(num_mbs), pred(num_mbs);
+    for (int mb = 0; mb < num_mbs; ++mb) {
+      const MV c = req.centre[static_cast<size_t>(r) * num_mbs + mb], p = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
+      centre[mb] = short2{c.x, c.y};
+      pred[mb] = short2{p.x, p.y};
+    }
+    std::vector<uint2> res(static_cast<size_t>(num_mbs) * kNumPartitions * req.top_k, uint2{0xDEADBEEFu, 0xDEADBEEFu});
+    KernelArgs a;
+    a.cur = cur.data();
+    a.ref = ref.data();
+    a.pitch = width;
+    a.width = width;
+    a.height = height;
+    a.mb_width = req.mb_width;
+    a.mb_first = 0;
+    a.range = req.search_range;
+    a.win = g.win;
+    a.groups_per_row = g.groups_per_row;
+    a.num_groups = g.num_groups;
+    a.tile_words = g.tile_words;
+    a.lambda = req.lambda_factor;
+    a.centre = centre.data();
+    a.pred = pred.data();
+    a.out = res.data();
+    ASSERT_LE(g.smem, kEmuSmemBytes);
+    emulate_launch_k(req.top_k, a, num_mbs);
+    for (int mb = 0; mb < num_mbs; ++mb)
+      for (int p = 0; p < kNumPartitions; ++p)
+        for (int i = 0; i < req.top_k; ++i) {
+          const uint2 v = res[(static_cast<size_t>(mb) * kNumPartitions + p) * req.top_k + i];
+          Candidate& c = out.at(r, mb, p)[i];
+          c.mv = MV(static_cast<int16_t>(v.x & 0xffffu), static_cast<int16_t>(v.x >> 16));
+          c.sad = v.y;
+        }
+  }
 }
 
 // Copies of the scene's planes with border `pad`, so strides are no multiple of 16 (pad 37: 48 + 74 = 122).
@@ -310,6 +378,42 @@ TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
 #ifndef GME_HAVE_CUDA
   EXPECT_EQ(why, "built without CUDA");
 #endif
+}
+
+// ---- The kernel's source, emulated on the host, against the twin (no device needed) ------------------------------
+void expect_emulation_matches_twin(const PictureSearchRequest& req) {
+  PictureCandidates got, want;
+  emulated_search(req, got);
+  TwinPictureSearch().search(req, want);
+  EXPECT_TRUE(same_candidates(got, want)) << describe(req);
+}
+
+TEST(GpuMeKernelEmu, MatchesTwinOnRandomScenes) {
+  std::mt19937 rng(2718);
+  for (int range : {1, 2, 5, 16, 33})
+    for (int k : {1, 2, 3, 8, 16}) {
+      const Content content = (range + k) % 3 == 0 ? Content::kNoise : Content::kSmooth;
+      expect_emulation_matches_twin(make_scene(3, 2, 1 + (k % 2), range, std::min(k, window_positions(range)), rng,
+                                               content).req);
+    }
+}
+
+TEST(GpuMeKernelEmu, MatchesTwinOnTiesAndEdges) {
+  std::mt19937 rng(314);
+  for (int lambda : {0, 65536, 5500000}) {
+    Scene s = make_scene(2, 2, 1, 4, 8, rng, Content::kFlat);
+    s.req.lambda_factor = lambda;
+    if (lambda == 65536) s.req.penalty_pred = s.req.centre;
+    expect_emulation_matches_twin(s.req);
+  }
+  for (int k : {4, 5, 6, 7, 9, 12, 13})  // the other list lengths the device instantiates
+    expect_emulation_matches_twin(make_scene(2, 1, 1, 7, k, rng).req);
+}
+
+TEST(GpuMeKernelEmu, MatchesTwinAtLargeRanges) {
+  std::mt19937 rng(1618);
+  expect_emulation_matches_twin(make_scene(1, 1, 1, 64, 8, rng).req);
+  expect_emulation_matches_twin(make_scene(1, 1, 1, 128, 4, rng, Content::kNoise).req);
 }
 
 // ---- CUDA against the twin (needs a device) -----------------------------------------------------------------------

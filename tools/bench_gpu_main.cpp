@@ -60,7 +60,10 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
 //   both   : share + order;
 //   queue  : both, and entrants are queued per lane (up to Q) and inserted when some lane's queue would overflow or
 //            the batch ends (one trip per queued entrant of the busiest lane, with a threshold that is stale
-//            between drains).
+//            between drains);
+//   step   : whole steps (4 chunks, 12 pairs) visited centre-out (smallest Chebyshev distance of their positions):
+//            one table entry per step instead of per chunk, so the kernel's reads keep their constant offsets;
+//   share+step: share + step (the kernel as of v9).
 // Cost model (doc/GPU.md): kernel ms ~ base + trips/block * (c0 + c1 * K), fitted to v7's measured kernels.
 //   bin/bench_gpu --stage2-sim [--only WIDTH RANGE K] (default: 640x480 SR 32, K 1/4/8/16; every 7th macroblock)
 // Mirrors of the kernel's geometry (gpu/me_cuda.cu).
@@ -105,8 +108,8 @@ struct Counts {
   bool exact = true;
 };
 
-enum Variant { kV7, kShare, kOrder, kBoth, kQueue };
-const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue"};
+enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kNumVariants };
+const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step"};
 
 struct Sim {
   int range, win, groups_per_row, num_groups, k, queue;
@@ -136,9 +139,23 @@ struct Sim {
       }
   }
 
+  // Distance of step t of a batch (pairs 12 t .. 12 t + 11) from the window centre: the smallest Chebyshev
+  // distance of its positions (explored: its first position's distance, 316 -> 345 K = 8 trips; its middle one's,
+  // 309; this, 290 with share).
+  int step_distance(int g0, int groups, int t) const {
+    int best = 1 << 30;
+    for (int p = 24 * t; p < 24 * t + 24 && p < 4 * groups; ++p) {
+      const int g = g0 + p / 4, xi = 4 * (g % groups_per_row) + p % 4, wy = g / groups_per_row;
+      if (xi >= win) continue;
+      best = std::min(best, std::max(std::abs(xi - range), std::abs(wy - range)));
+    }
+    return best;
+  }
+
   void run(Variant v, Counts& c) const {
-    const bool share = v == kShare || v == kBoth || v == kQueue;
+    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep;
     const bool order = v == kOrder || v == kBoth || v == kQueue;
+    const bool step_order = v == kStep || v == kShareStep;
     const int cap = v == kQueue ? queue : 0;
     std::vector<std::vector<uint64_t>> best(kThreads, std::vector<uint64_t>(k, ~0ull));
     std::vector<uint32_t> last_worst(kThreads, 0xFFFFFFFFu);  // each list's K-th key >> 33 after the last batch
@@ -159,6 +176,14 @@ struct Sim {
           return std::max(std::abs(xi - range), std::abs(g / groups_per_row - range));
         };
         std::stable_sort(chunk.begin(), chunk.end(), [&](int a, int b) { return dist(a) < dist(b); });
+      }
+      if (step_order) {  // whole steps (4 chunks = 12 pairs) reordered: the kernel's v9 order
+        std::vector<int> st(trips);
+        for (int t = 0; t < trips; ++t) st[t] = t;
+        auto dist = [&](int t) { return step_distance(g0, groups, t); };
+        std::stable_sort(st.begin(), st.end(), [&](int a, int b) { return dist(a) < dist(b); });
+        for (int t = 0; t < trips; ++t)
+          for (int j = 0; j < 4; ++j) chunk[4 * t + j] = 4 * st[t] + j;
       }
       std::vector<uint32_t> worst(kThreads);
       for (int t = 0; t < kThreads; ++t) {
@@ -255,7 +280,7 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
   const double base = 0.1718, c0 = 1.320e-4, c1 = 2.185e-5;
   std::printf("%dx%d SR%d, every %d-th macroblock, queue %d; per block (macroblock x reference):\n", width, height,
               range, mb_step, queue);
-  std::printf("%2s %-6s %7s %7s %7s %9s %6s %10s\n", "K", "variant", "steps", "votes", "trips", "entr/list", "exact",
+  std::printf("%2s %-10s %7s %7s %7s %9s %6s %10s\n", "K", "variant", "steps", "votes", "trips", "entr/list", "exact",
               "model_ms");
   for (int k : ks) {
     Sim sim;
@@ -265,18 +290,18 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
     sim.num_groups = sim.groups_per_row * sim.win;
     sim.k = std::min(k, sim.win * sim.win);
     sim.queue = queue;
-    Counts counts[5];
+    Counts counts[kNumVariants];
     for (int mb = 0; mb < mbw * mbh; mb += mb_step) {
       sim.fill(cur, ref, (mb % mbw) * 16, (mb / mbw) * 16);
-      for (int v = 0; v < 5; ++v) sim.run(static_cast<Variant>(v), counts[v]);
+      for (int v = 0; v < kNumVariants; ++v) sim.run(static_cast<Variant>(v), counts[v]);
     }
-    for (int v = 0; v < 5; ++v) {
+    for (int v = 0; v < kNumVariants; ++v) {
       const Counts& c = counts[v];
       const double n = static_cast<double>(c.blocks);
       const double model = (range == 32 && width == 640 && height == 480) ? base + c.trips / n * (c0 + c1 * k) : 0;
       char model_text[32] = "-";
       if (model > 0) std::snprintf(model_text, sizeof model_text, "%.3f", model);
-      std::printf("%2d %-6s %7.0f %7.0f %7.0f %9.1f %6s %10s\n", k, kVariantNames[v], c.steps / n, c.votes / n,
+      std::printf("%2d %-10s %7.0f %7.0f %7.0f %9.1f %6s %10s\n", k, kVariantNames[v], c.steps / n, c.votes / n,
                   c.trips / n, c.entrants / n / (kNumPartitions * kSlices), c.exact ? "yes" : "NO", model_text);
     }
   }

@@ -1,0 +1,161 @@
+// A small host emulation of the CUDA execution model, enough to run gpu/me_cuda_kernel.cuh as plain C++ without a
+// GPU (tests/test_gpu_me.cpp holds its candidates to the twin on every build, CI included). Include this first,
+// then the kernel header, in one translation unit.
+//
+// Each thread of a block is a fiber (ucontext) on the calling thread; blocks run one after another. A thread runs
+// until it reaches __syncthreads() or __any_sync(); the block barrier opens when all threads of the block wait at
+// it, a warp vote when all 32 lanes of the warp wait at it. Anything else (a thread that exits while others wait, a
+// vote with lanes missing) is a divergent barrier, which CUDA leaves undefined: the emulation throws. Shared memory
+// is poisoned (0xA5) before each block, so a read of a slot nothing wrote shows up as a mismatch against the twin.
+//
+// What it does not check: memory-model races inside a barrier interval (racecheck on the device does that),
+// timing, and resource limits.
+#pragma once
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+// CUDA keywords the kernel uses, for a host compiler.
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__
+#define __align__(n)
+#define __launch_bounds__(threads, blocks)
+
+namespace gme {
+namespace {
+
+// ---- CUDA vector types and built-ins ---------------------------------------------------------------------------
+struct uint2 { uint32_t x, y; };
+struct uint4 { uint32_t x, y, z, w; };
+struct short2 { int16_t x, y; };
+struct EmuDim3 { unsigned x = 0, y = 0, z = 0; };
+inline uint2 make_uint2(uint32_t x, uint32_t y) { return uint2{x, y}; }
+using std::abs;
+using std::max;
+using std::min;
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
+inline int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
+inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned shift) {
+  return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (shift & 31));
+}
+template <typename T> inline T __ldg(const T* p) { return *p; }
+
+EmuDim3 threadIdx, blockIdx;
+constexpr size_t kEmuSmemBytes = 227 * 1024;  // the largest dynamic shared memory a Hopper block can have
+alignas(16) unsigned char smem[kEmuSmemBytes];  // the kernel's `extern __shared__ smem[]`
+
+// ---- Fibers ------------------------------------------------------------------------------------------------------
+class EmuBlock {
+ public:
+  enum State { kRun, kBarrier, kVote, kDone };
+  struct Fiber {
+    ucontext_t ctx;
+    std::vector<char> stack;
+    State state = kRun;
+    bool pred = false, result = false;
+  };
+
+  static EmuBlock*& current() {
+    static EmuBlock* c = nullptr;
+    return c;
+  }
+
+  // Runs `body` for threads 0..threads-1 of block `block`; throws std::logic_error on a divergent barrier.
+  void run(int block, int threads, const std::function<void()>& body) {
+    if (threads % 32) throw std::logic_error("kernel emulation: block size must be a whole number of warps");
+    fibers_.resize(static_cast<size_t>(threads));
+    body_ = &body;
+    current() = this;
+    blockIdx.x = static_cast<unsigned>(block);
+    std::memset(smem, 0xA5, sizeof smem);
+    for (Fiber& f : fibers_) {
+      f.stack.resize(kStackBytes);
+      f.state = kRun;
+      if (getcontext(&f.ctx) != 0) throw std::runtime_error("kernel emulation: getcontext failed");
+      f.ctx.uc_stack.ss_sp = f.stack.data();
+      f.ctx.uc_stack.ss_size = f.stack.size();
+      f.ctx.uc_link = &sched_;
+      makecontext(&f.ctx, &EmuBlock::entry, 0);
+    }
+    for (;;) {
+      for (size_t t = 0; t < fibers_.size(); ++t) {
+        if (fibers_[t].state != kRun) continue;
+        cur_ = t;
+        threadIdx.x = static_cast<unsigned>(t);
+        if (swapcontext(&sched_, &fibers_[t].ctx) != 0) throw std::runtime_error("kernel emulation: swapcontext failed");
+      }
+      size_t done = 0, barrier = 0;
+      for (const Fiber& f : fibers_) {
+        done += f.state == kDone;
+        barrier += f.state == kBarrier;
+      }
+      if (done == fibers_.size()) break;
+      if (barrier == fibers_.size()) {
+        for (Fiber& f : fibers_) f.state = kRun;
+        continue;
+      }
+      bool released = false;
+      for (size_t w = 0; w < fibers_.size(); w += 32) {
+        bool all = true, any = false;
+        for (size_t l = w; l < w + 32; ++l) {
+          all &= fibers_[l].state == kVote;
+          any |= fibers_[l].pred;
+        }
+        if (!all) continue;
+        for (size_t l = w; l < w + 32; ++l) {
+          fibers_[l].result = any;
+          fibers_[l].state = kRun;
+        }
+        released = true;
+      }
+      if (!released) throw std::logic_error("kernel emulation: divergent __syncthreads or __any_sync");
+    }
+    current() = nullptr;
+  }
+
+  void wait(State s) {
+    fibers_[cur_].state = s;
+    if (swapcontext(&fibers_[cur_].ctx, &sched_) != 0) std::abort();
+  }
+  Fiber& fiber() { return fibers_[cur_]; }
+
+ private:
+  static constexpr size_t kStackBytes = 256 * 1024;
+  static void entry() {
+    EmuBlock* b = current();
+    (*b->body_)();
+    b->fibers_[b->cur_].state = kDone;  // returns to uc_link, the scheduler
+  }
+  std::vector<Fiber> fibers_;
+  ucontext_t sched_;
+  size_t cur_ = 0;
+  const std::function<void()>* body_ = nullptr;
+};
+
+inline void __syncthreads() { EmuBlock::current()->wait(EmuBlock::kBarrier); }
+
+inline bool __any_sync(unsigned mask, bool pred) {
+  if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp votes are emulated");
+  EmuBlock* b = EmuBlock::current();
+  b->fiber().pred = pred;
+  b->wait(EmuBlock::kVote);
+  return b->fiber().result;
+}
+
+// Runs a kernel launch <<<blocks, threads>>> block by block.
+inline void emu_launch(int blocks, int threads, const std::function<void()>& body) {
+  EmuBlock b;
+  for (int i = 0; i < blocks; ++i) b.run(i, threads, body);
+}
+
+}  // namespace
+}  // namespace gme

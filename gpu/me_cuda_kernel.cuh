@@ -1,0 +1,371 @@
+// The integer-search kernel, its geometry and arguments (gpu/me_cuda.cu launches it; the design is described there
+// and in doc/GPU.md). Kept apart from the host code so that tests/test_gpu_me.cpp can also compile it as plain C++
+// under a small emulation of the CUDA execution model (gpu/kernel_emu.h) and hold its logic to the twin without a
+// GPU. Include it once per translation unit: it defines its contents in an unnamed namespace.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "encoder/me_interface.h"
+#include "gpu/me_twin.h"
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+#endif
+
+// Loop unrolling for nvcc; nothing for a host compiler (which would warn about an unknown pragma).
+#ifdef __CUDACC__
+#define GME_UNROLL _Pragma("unroll")
+#else
+#define GME_UNROLL
+#endif
+
+namespace gme {
+namespace {
+
+
+// ---- Kernel geometry ------------------------------------------------------------------------------------------
+constexpr int kThreads = 128;
+constexpr int kGroups = kThreads;         // groups of 4 horizontal positions per batch: one per thread
+constexpr int kBatch = 4 * kGroups;       // positions per batch
+constexpr int kSlices = 3;                // stage-2 threads per partition: 41 * 3 = 123 of 128
+// Words per partition row of packed SAD pairs. 259 = 3 mod 32 puts stage-2 lane t (partition t/3, slice t%3) on
+// bank t: conflict-free reads.
+constexpr int kSadRow = kBatch / 2 + 3;
+// Stage 2 reads whole chunks of 4 pairs per slice, up to kOverread pairs past the batch: rows and penalty arrays
+// are padded so those reads stay in bounds, and padded positions carry the invalid penalty key.
+constexpr int kOverread = 12;
+constexpr int kPenSlots = kBatch + 2 * kOverread;
+constexpr int kSadBytes = ((kNumPartitions * kSadRow + kOverread) * 4 + 15) / 16 * 16;
+constexpr int kPenBytes = kPenSlots * 8;
+constexpr int kHalfBytes = kPenSlots * 4;
+constexpr int kCurBytes = 256;
+// Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
+constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
+static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
+static_assert(kNumPartitions * kSlices * kGpuMaxTopK * 8 <= kSadBytes, "merge lists reuse the SAD buffer");
+static_assert(kPenSlots - kBatch <= kThreads, "one thread per padding slot");
+static_assert(kLambdaBits + kSpiralBits == 33, "stage 2 screens on key >> 33 = penalty >> 33 + SAD");
+static_assert(sizeof(Candidate) == 8 && offsetof(Candidate, sad) == 4, "kernel writes Candidate as uint2");
+
+struct Geometry {
+  int win, groups_per_row, num_groups, tile_words, tile_rows;
+  size_t smem;
+};
+
+Geometry geometry(int range) {
+  Geometry g;
+  g.win = 2 * range + 1;
+  g.groups_per_row = (g.win + 3) / 4;
+  g.num_groups = g.groups_per_row * g.win;
+  // A group at word gx reads words gx..gx+4 of its rows; a batch of kGroups groups spans at most
+  // (kGroups - 1) / G + 2 window rows, each needing 16 reference rows.
+  g.tile_words = g.groups_per_row + 4;
+  g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
+  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + static_cast<size_t>(g.tile_rows) * g.tile_words * 4;
+  return g;
+}
+
+struct KernelArgs {
+  const uint8_t* cur;
+  const uint8_t* ref;
+  int pitch, width, height;  // both pictures: no border on the device, pitch = width
+  int mb_width;
+  int mb_first;              // first macroblock of this launch (launches cover runs of macroblock rows)
+  int range, win, groups_per_row, num_groups, tile_words;
+  int lambda;
+  const short2* centre;      // this reference's (ref, mb) entries
+  const short2* pred;
+  uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
+};
+
+// ---- Device helpers (mirror me_interface.h / me_twin.cpp) ---------------------------------------------------
+__device__ __forceinline__ int se_bits_dev(int v) {
+  const unsigned code = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);
+  return 2 * (31 - __clz(static_cast<int>(code + 1))) + 1;
+}
+
+__device__ __forceinline__ int spiral_index_dev(int dx, int dy) {
+  const int ax = abs(dx), ay = abs(dy);
+  const int l = max(ax, ay);
+  if (l == 0) return 0;
+  const int base = (2 * l - 1) * (2 * l - 1);
+  if (ay == l && ax < l) return base + 2 * (dx + l - 1) + (dy > 0 ? 1 : 0);
+  return base + 2 * (2 * l - 1) + 2 * (dy + l) + (dx > 0 ? 1 : 0);
+}
+
+__device__ __forceinline__ void spiral_offset_dev(int s, int& dx, int& dy) {
+  int q = static_cast<int>(sqrtf(static_cast<float>(s)));
+  while (q * q > s) --q;
+  while ((q + 1) * (q + 1) <= s) ++q;
+  const int l = (q + 1) / 2;
+  if (l == 0) { dx = 0; dy = 0; return; }
+  const int r = s - (2 * l - 1) * (2 * l - 1);
+  if (r < 2 * (2 * l - 1)) {
+    dx = r / 2 - l + 1;
+    dy = (r & 1) ? l : -l;
+  } else {
+    const int r2 = r - 2 * (2 * l - 1);
+    dy = r2 / 2 - l;
+    dx = (r2 & 1) ? l : -l;
+  }
+}
+
+// Sum of the 4 byte absolute differences of a and b, plus acc. The PTX form with .add is one VABSDIFF4 with its
+// accumulator; __vsadu4() + acc compiles to VABSDIFF4 + IADD (measured on the H100: 59 vs 41 per SM per clock).
+__device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc) {
+#ifdef __CUDA_ARCH__
+  uint32_t d;
+  asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(acc));
+  return d;
+#else  // host emulation (gpu/kernel_emu.h)
+  for (int i = 0; i < 32; i += 8) {
+    const int x = static_cast<int>((a >> i) & 255u), y = static_cast<int>((b >> i) & 255u);
+    acc += static_cast<uint32_t>(x > y ? x - y : y - x);
+  }
+  return acc;
+#endif
+}
+
+// Sorted insertion into K registers (constant indices only, so the list never goes to local memory).
+template <int K>
+__device__ __forceinline__ void insert_key(uint64_t (&best)[K], uint64_t key) {
+  if (key < best[K - 1]) {
+GME_UNROLL
+    for (int i = K - 1; i > 0; --i) {
+      const uint64_t above = best[i - 1];
+      best[i] = key < above ? above : (key < best[i] ? key : best[i]);
+    }
+    best[0] = key < best[0] ? key : best[0];
+  }
+}
+
+// The 41 partition SADs of two positions (u16 pairs) from their packed 4x4 SADs, stored at dst[p * kSadRow].
+__device__ __forceinline__ void store_partitions(const uint32_t (&q)[16], uint32_t* dst) {
+  uint32_t s8[4];
+GME_UNROLL
+  for (int b8 = 0; b8 < 4; ++b8) {
+    const int o = (b8 >> 1) * 8 + (b8 & 1) * 2;
+    const uint32_t a = q[o], b = q[o + 1], c = q[o + 4], d = q[o + 5];
+    dst[(kPart4x4 + 4 * b8 + 0) * kSadRow] = a;
+    dst[(kPart4x4 + 4 * b8 + 1) * kSadRow] = b;
+    dst[(kPart4x4 + 4 * b8 + 2) * kSadRow] = c;
+    dst[(kPart4x4 + 4 * b8 + 3) * kSadRow] = d;
+    dst[(kPart8x4 + 2 * b8 + 0) * kSadRow] = a + b;
+    dst[(kPart8x4 + 2 * b8 + 1) * kSadRow] = c + d;
+    dst[(kPart4x8 + 2 * b8 + 0) * kSadRow] = a + c;
+    dst[(kPart4x8 + 2 * b8 + 1) * kSadRow] = b + d;
+    s8[b8] = a + b + c + d;
+    dst[(kPart8x8 + b8) * kSadRow] = s8[b8];
+  }
+  const uint32_t top = s8[0] + s8[1], bottom = s8[2] + s8[3];
+  dst[(kPart16x8 + 0) * kSadRow] = top;
+  dst[(kPart16x8 + 1) * kSadRow] = bottom;
+  dst[(kPart8x16 + 0) * kSadRow] = s8[0] + s8[2];
+  dst[(kPart8x16 + 1) * kSadRow] = s8[1] + s8[3];
+  dst[kPart16x16 * kSadRow] = top + bottom;
+}
+
+template <int K>
+__global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const KernelArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  uint32_t* s_sad = reinterpret_cast<uint32_t*>(smem);
+  uint64_t* s_pen = reinterpret_cast<uint64_t*>(smem + kSadBytes);
+  uint32_t* s_half = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes);  // penalty key >> 33
+  uint32_t* s_cur = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes + kHalfBytes);
+  uint32_t* s_tile = s_cur + kCurBytes / 4;
+
+  const int tid = threadIdx.x;
+  const int mb = a.mb_first + blockIdx.x;
+  const int mb_px = (mb % a.mb_width) * 16, mb_py = (mb / a.mb_width) * 16;
+  const short2 centre = a.centre[mb], pred = a.pred[mb];
+  // Reference pixel under window position (0, 0), i.e. vector centre - range.
+  const int ox = mb_px + (centre.x >> 2) - a.range, oy = mb_py + (centre.y >> 2) - a.range;
+
+  if (tid < 64)
+    s_cur[tid] = *reinterpret_cast<const uint32_t*>(a.cur + static_cast<size_t>(mb_py + (tid >> 2)) * a.pitch +
+                                                    mb_px + 4 * (tid & 3));
+
+  if (tid < kPenSlots - kBatch) {  // padding slots past the batch: never candidates
+    s_pen[kBatch + tid] = kInvalidPenKey;
+    s_half[kBatch + tid] = static_cast<uint32_t>(kInvalidPenKey >> 33);
+  }
+
+  const int part = tid / kSlices, slice = tid - part * kSlices;
+  const bool worker = part < kNumPartitions;
+  uint64_t best[K];
+GME_UNROLL
+  for (int i = 0; i < K; ++i) best[i] = ~0ull;
+
+  // Batches in order of distance from the window centre: the centre batch first, then alternately below and
+  // above. The mv penalty grows away from the centre and good matches cluster near it, so the lists fill with
+  // good keys early and later positions rarely pass stage 2's screen. Any order gives the same result (keys are
+  // unique, the top-K of a set does not depend on the visiting order).
+  const int num_batches = (a.num_groups + kGroups - 1) / kGroups;
+  const int centre_batch = min(num_batches - 1, (a.range * a.groups_per_row + a.groups_per_row / 2) / kGroups);
+  for (int i = 0; i < 2 * num_batches; ++i) {
+    const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
+    if (batch < 0 || batch >= num_batches) continue;
+    const int g0 = batch * kGroups;
+    const int groups = min(kGroups, a.num_groups - g0);
+    const int wy_first = g0 / a.groups_per_row;
+    const int wy_last = (g0 + groups - 1) / a.groups_per_row;
+    const int tile_rows = wy_last - wy_first + 16;
+    __syncthreads();  // the previous batch's stage 2 has finished with s_sad, s_pen and the tile
+
+    // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the
+    // picture: unbounded edge replication, whatever the vector.
+    for (int idx = tid; idx < tile_rows * a.tile_words; idx += kThreads) {
+      const int r = idx / a.tile_words, w = idx - r * a.tile_words;
+      const int y = min(max(oy + wy_first + r, 0), a.height - 1);
+      const uint8_t* row = a.ref + static_cast<size_t>(y) * a.pitch;
+      const int x = ox + 4 * w;
+      uint32_t v;
+      if (x >= 0 && x + 8 <= a.width) {  // two aligned words inside the row hold the four bytes
+        const int xa = x & ~3;
+        const uint32_t lo = __ldg(reinterpret_cast<const uint32_t*>(row + xa));
+        const uint32_t hi = __ldg(reinterpret_cast<const uint32_t*>(row + xa + 4));
+        v = __funnelshift_r(lo, hi, 8 * (x & 3));
+      } else {
+        v = 0;
+GME_UNROLL
+        for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(row[min(max(x + b, 0), a.width - 1)]) << (8 * b);
+      }
+      s_tile[idx] = v;
+    }
+    __syncthreads();
+
+    // Stage 1: this thread's 4 positions (window x = 4 gx .. 4 gx + 3, window row wy).
+    if (tid < groups) {
+      const int g = g0 + tid;
+      const int wy = g / a.groups_per_row, gx = g - wy * a.groups_per_row;
+      const uint32_t* t = s_tile + (wy - wy_first) * a.tile_words + gx;
+      uint32_t q01[16], q23[16];  // packed 4x4 SADs (raster block order): positions 0 | 1 << 16, 2 | 3 << 16
+GME_UNROLL
+      for (int by = 0; by < 4; ++by) {
+        uint32_t acc[4][4];
+GME_UNROLL
+        for (int s = 0; s < 4; ++s)
+GME_UNROLL
+          for (int bx = 0; bx < 4; ++bx) acc[s][bx] = 0;
+GME_UNROLL
+        for (int r = 0; r < 4; ++r) {
+          const int row = by * 4 + r;
+          const uint4 c4 = reinterpret_cast<const uint4*>(s_cur)[row];
+          const uint32_t c[4] = {c4.x, c4.y, c4.z, c4.w};
+          const uint32_t* tr = t + row * a.tile_words;
+          uint32_t w[5];
+GME_UNROLL
+          for (int j = 0; j < 5; ++j) w[j] = tr[j];
+GME_UNROLL
+          for (int s = 0; s < 4; ++s)
+GME_UNROLL
+            for (int j = 0; j < 4; ++j) acc[s][j] = sad4_acc(__funnelshift_r(w[j], w[j + 1], 8 * s), c[j], acc[s][j]);
+        }
+GME_UNROLL
+        for (int bx = 0; bx < 4; ++bx) {
+          q01[by * 4 + bx] = acc[0][bx] | (acc[1][bx] << 16);
+          q23[by * 4 + bx] = acc[2][bx] | (acc[3][bx] << 16);
+        }
+      }
+      store_partitions(q01, s_sad + 2 * tid);
+      store_partitions(q23, s_sad + 2 * tid + 1);
+
+      const int dy = wy - a.range;
+      const int bits_y = se_bits_dev(centre.y + 4 * dy - pred.y);
+GME_UNROLL
+      for (int s = 0; s < 4; ++s) {
+        const int xi = 4 * gx + s;
+        uint64_t pen = kInvalidPenKey;
+        if (xi < a.win) {
+          const int dx = xi - a.range;
+          const int bits = se_bits_dev(centre.x + 4 * dx - pred.x) + bits_y;
+          pen = ((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) << kSpiralBits) |
+                static_cast<uint64_t>(spiral_index_dev(dx, dy));
+        }
+        s_pen[4 * tid + s] = pen;
+        s_half[4 * tid + s] = static_cast<uint32_t>(pen >> 33);
+      }
+    } else {  // no group here in the last batch: stage 2 may still read these slots
+GME_UNROLL
+      for (int s = 0; s < 4; ++s) {
+        s_pen[4 * tid + s] = kInvalidPenKey;
+        s_half[4 * tid + s] = static_cast<uint32_t>(kInvalidPenKey >> 33);
+      }
+    }
+    __syncthreads();
+
+    // Stage 2: key = penalty key + (SAD << (16 + 17)) = (cost << 17) | spiral.
+    // key >> 33 = (penalty key >> 33) + SAD exactly (the SAD enters at bit 33), and a position whose key >> 33
+    // exceeds that of the K-th best key cannot enter the list. So eight positions are screened with 32-bit adds
+    // and compares against one word per position; only when a lane of the warp finds a possible entrant does the
+    // warp take the 64-bit insertion path. The vote keeps that path a real branch (if-converted, its
+    // instructions would issue for every position) and needs whole warps: threads past the last worker scan
+    // partition 40 again and discard the result. Chunks may read past the batch into padding (invalid keys).
+    {
+      const uint32_t* row = s_sad + min(part, kNumPartitions - 1) * kSadRow;
+      const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
+      const int pairs = 2 * groups;
+      uint32_t worst = static_cast<uint32_t>(best[K - 1] >> 33);
+      for (int base = slice; base < pairs + slice; base += 4 * kSlices) {  // same trip count in every lane
+        uint32_t v[4];
+        bool maybe = false;
+GME_UNROLL
+        for (int j = 0; j < 4; ++j) {
+          v[j] = row[base + j * kSlices];
+          const uint2 h = half2[base + j * kSlices];
+          maybe |= (h.x + (v[j] & 0xffffu) <= worst) | (h.y + (v[j] >> 16) <= worst);
+        }
+        if (__any_sync(0xffffffffu, maybe)) {
+          // Insert only this lane's passing positions, one at a time (a loop, so the warp pays for the busiest
+          // lane's entrants, not for all eight insertions); each is re-read from shared memory by its index.
+          uint32_t pass = 0;
+GME_UNROLL
+          for (int j = 0; j < 4; ++j) {
+            const uint2 h = half2[base + j * kSlices];
+            pass |= (h.x + (v[j] & 0xffffu) <= worst ? 1u : 0u) << (2 * j);
+            pass |= (h.y + (v[j] >> 16) <= worst ? 1u : 0u) << (2 * j + 1);
+          }
+          while (pass) {
+            const int e = __ffs(pass) - 1;
+            pass &= pass - 1;
+            const int m = base + (e >> 1) * kSlices;
+            const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
+            insert_key<K>(best, s_pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
+          }
+          worst = static_cast<uint32_t>(best[K - 1] >> 33);
+        }
+      }
+    }
+  }
+
+  // Merge the 3 sorted lists of each partition, decode keys back to (mv, SAD).
+  __syncthreads();
+  uint64_t* s_merge = reinterpret_cast<uint64_t*>(smem);
+  if (worker) {
+GME_UNROLL
+    for (int i = 0; i < K; ++i) s_merge[(part * kSlices + slice) * K + i] = best[i];
+  }
+  __syncthreads();
+  if (tid < kNumPartitions) {
+    uint64_t fin[K];
+GME_UNROLL
+    for (int i = 0; i < K; ++i) fin[i] = ~0ull;
+    for (int j = 0; j < kSlices * K; ++j) insert_key<K>(fin, s_merge[tid * kSlices * K + j]);
+    uint2* out = a.out + (static_cast<size_t>(mb) * kNumPartitions + tid) * K;
+GME_UNROLL
+    for (int i = 0; i < K; ++i) {
+      int dx, dy;
+      spiral_offset_dev(static_cast<int>(fin[i] & ((1u << kSpiralBits) - 1)), dx, dy);
+      const int mvx = centre.x + 4 * dx, mvy = centre.y + 4 * dy;
+      const uint64_t pen =
+          static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(se_bits_dev(mvx - pred.x) + se_bits_dev(mvy - pred.y));
+      const uint32_t sad = static_cast<uint32_t>(((fin[i] >> kSpiralBits) - pen) >> kLambdaBits);
+      out[i] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gme
