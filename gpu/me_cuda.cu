@@ -177,8 +177,9 @@ class CudaSearch final : public GpuPictureSearch {
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
   std::vector<std::unique_ptr<Event>> upload_ev_, done_ev_;
   std::vector<std::unique_ptr<Resident>> resident_;
-  DeviceBuffer d_params_, d_out_;
-  PinnedBuffer h_params_, h_out_;
+  DeviceBuffer d_params_, d_out_, d_order_;
+  PinnedBuffer h_params_, h_out_, h_order_;
+  int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
   bool failed_ = false;
@@ -300,6 +301,18 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   for (int r = 0; r < num_refs; ++r)
     in_use.push_back(acquire(*req.refs[r], req.ref_ids.empty() ? -1 : req.ref_ids[r], in_use, max_resident, pending));
 
+  // Stage 2's step order depends on the search range only: sent when that changes (before the parameters, so the
+  // kernels' wait on the parameters covers it).
+  if (order_range_ != req.search_range) {
+    const std::vector<uint32_t> order = step_order_table(req.search_range);
+    const size_t bytes = order.size() * sizeof(uint32_t);
+    h_order_.reserve(bytes);
+    d_order_.reserve(bytes);
+    std::memcpy(h_order_.as<void>(), order.data(), bytes);
+    order_range_ = 0;
+    CUDA_CHECK(cudaMemcpyAsync(d_order_.as<void>(), h_order_.as<void>(), bytes, cudaMemcpyHostToDevice, copy_.get()));
+    order_range_ = req.search_range;
+  }
   // Window centres and penalty predictors, ref-major as in the request (small: sent first, on the copy stream).
   const size_t n = static_cast<size_t>(num_refs) * num_mbs;
   static_assert(sizeof(MV) == sizeof(short2), "MV is uploaded as short2");
@@ -360,6 +373,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       a.lambda = req.lambda_factor;
       a.centre = d_params_.as<short2>() + static_cast<size_t>(l.ref) * num_mbs;
       a.pred = d_params_.as<short2>() + n + static_cast<size_t>(l.ref) * num_mbs;
+      a.order = d_order_.as<uint32_t>();
       a.out = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
       const int blocks = (row1 - row0) * req.mb_width;
       kKernels[k - 1]<<<blocks, kThreads, g.smem, st>>>(a);

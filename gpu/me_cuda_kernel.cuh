@@ -5,7 +5,10 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <vector>
 
 #include "encoder/me_interface.h"
 #include "gpu/me_twin.h"
@@ -41,6 +44,16 @@ constexpr int kSadBytes = ((kNumPartitions * kSadRow + kOverread) * 4 + 15) / 16
 constexpr int kPenBytes = kPenSlots * 8;
 constexpr int kHalfBytes = kPenSlots * 4;
 constexpr int kCurBytes = 256;
+// Stage 2's screening bounds, double-buffered across batches (v9 "share"): each list's K-th key >> 33 at the end of
+// a batch, read by its partition's 3 lists at the next batch.
+constexpr int kWorstBytes = 2 * kThreads * 4;
+// Stage 2's step order for the batch (v9): byte i = the step (12 pairs) visited i-th. A batch has at most
+// ceil(2 kGroups / 12) = 22 steps.
+constexpr int kStepPairs = 4 * kSlices;
+constexpr int kMaxSteps = (2 * kGroups + kStepPairs - 1) / kStepPairs;
+constexpr int kOrderBytes = 32;
+constexpr int kOrderWords = kOrderBytes / 4;
+static_assert(kMaxSteps <= kOrderBytes && kMaxSteps < 256, "step order: one byte per step");
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
@@ -63,8 +76,35 @@ Geometry geometry(int range) {
   // (kGroups - 1) / G + 2 window rows, each needing 16 reference rows.
   g.tile_words = g.groups_per_row + 4;
   g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
-  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + static_cast<size_t>(g.tile_rows) * g.tile_words * 4;
+  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes +
+           static_cast<size_t>(g.tile_rows) * g.tile_words * 4;
   return g;
+}
+
+// Stage 2's visiting order of the steps of every batch of a window (KernelArgs::order): kOrderWords words per batch,
+// byte i of a batch's words = the step visited i-th, steps sorted by the smallest Chebyshev distance of their
+// positions from the window centre (ties: window order). Depends on the search range only.
+std::vector<uint32_t> step_order_table(int range) {
+  const Geometry g = geometry(range);
+  const int num_batches = (g.num_groups + kGroups - 1) / kGroups;
+  std::vector<uint32_t> table(static_cast<size_t>(num_batches) * kOrderWords, 0);
+  for (int b = 0; b < num_batches; ++b) {
+    const int g0 = b * kGroups, groups = std::min(kGroups, g.num_groups - g0);
+    const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;
+    int dist[kMaxSteps], order[kMaxSteps];
+    for (int t = 0; t < steps; ++t) {
+      order[t] = t;
+      dist[t] = INT_MAX;
+      for (int p = 2 * kStepPairs * t; p < 2 * kStepPairs * (t + 1) && p < 4 * groups; ++p) {  // positions
+        const int grp = g0 + p / 4, wy = grp / g.groups_per_row, xi = 4 * (grp % g.groups_per_row) + p % 4;
+        if (xi < g.win) dist[t] = std::min(dist[t], std::max(std::abs(xi - range), std::abs(wy - range)));
+      }
+    }
+    std::stable_sort(order, order + steps, [&dist](int x, int y) { return dist[x] < dist[y]; });
+    unsigned char* bytes = reinterpret_cast<unsigned char*>(&table[static_cast<size_t>(b) * kOrderWords]);
+    for (int t = 0; t < steps; ++t) bytes[t] = static_cast<unsigned char>(order[t]);
+  }
+  return table;
 }
 
 struct KernelArgs {
@@ -77,6 +117,7 @@ struct KernelArgs {
   int lambda;
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
+  const uint32_t* order;     // step_order_table(range): kOrderWords words per batch
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
 };
 
@@ -174,7 +215,9 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
   uint64_t* s_pen = reinterpret_cast<uint64_t*>(smem + kSadBytes);
   uint32_t* s_half = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes);  // penalty key >> 33
   uint32_t* s_cur = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes + kHalfBytes);
-  uint32_t* s_tile = s_cur + kCurBytes / 4;
+  uint32_t* s_worst = s_cur + kCurBytes / 4;
+  uint32_t* s_order = s_worst + kWorstBytes / 4;
+  uint32_t* s_tile = s_order + kOrderWords;
 
   const int tid = threadIdx.x;
   const int mb = a.mb_first + blockIdx.x;
@@ -194,9 +237,12 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
 
   const int part = tid / kSlices, slice = tid - part * kSlices;
   const bool worker = part < kNumPartitions;
+  const int list_part = min(part, kNumPartitions - 1);  // threads past the last worker rescan partition 40
   uint64_t best[K];
 GME_UNROLL
   for (int i = 0; i < K; ++i) best[i] = ~0ull;
+  s_worst[kThreads + tid] = ~0u;  // the bounds the first batch reads: none yet
+  int done = 0;                   // batches processed: selects the s_worst half to write
 
   // Batches in order of distance from the window centre: the centre batch first, then alternately below and
   // above. The mv penalty grows away from the centre and good matches cluster near it, so the lists fill with
@@ -212,7 +258,8 @@ GME_UNROLL
     const int wy_first = g0 / a.groups_per_row;
     const int wy_last = (g0 + groups - 1) / a.groups_per_row;
     const int tile_rows = wy_last - wy_first + 16;
-    __syncthreads();  // the previous batch's stage 2 has finished with s_sad, s_pen and the tile
+    __syncthreads();  // the previous batch's stage 2 has finished with s_sad, s_pen, s_order and the tile
+    if (tid < kOrderWords) s_order[tid] = __ldg(a.order + batch * kOrderWords + tid);
 
     // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the
     // picture: unbounded edge replication, whatever the vector.
@@ -303,12 +350,21 @@ GME_UNROLL
     // warp take the 64-bit insertion path. The vote keeps that path a real branch (if-converted, its
     // instructions would issue for every position) and needs whole warps: threads past the last worker scan
     // partition 40 again and discard the result. Chunks may read past the batch into padding (invalid keys).
+    // v9: (a) each list screens against the smallest K-th key >> 33 that its partition's 3 lists had at the end of
+    // the previous batch, as well as its own: a position above any list's K-th key of its partition cannot be among
+    // the partition's final top K (that list already holds K smaller keys), and one that can is still inserted
+    // into its own list (the top K of all positions is the top K of any subset holding it), so the merge is
+    // unchanged. (b) The steps of a batch (12 pairs each) are visited centre-out (step_order_table), so the lists
+    // hold good keys early and fewer positions pass the screen; any visiting order gives the same lists.
     {
-      const uint32_t* row = s_sad + min(part, kNumPartitions - 1) * kSadRow;
+      const uint32_t* row = s_sad + list_part * kSadRow;
       const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
-      const int pairs = 2 * groups;
-      uint32_t worst = static_cast<uint32_t>(best[K - 1] >> 33);
-      for (int base = slice; base < pairs + slice; base += 4 * kSlices) {  // same trip count in every lane
+      const unsigned char* order = reinterpret_cast<const unsigned char*>(s_order);
+      const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;  // same trip count in every lane
+      const uint32_t* prev = s_worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part;
+      uint32_t worst = min(static_cast<uint32_t>(best[K - 1] >> 33), min(prev[0], min(prev[1], prev[2])));
+      for (int step = 0; step < steps; ++step) {
+        const int base = slice + kStepPairs * order[step];
         uint32_t v[4];
         bool maybe = false;
 GME_UNROLL
@@ -334,10 +390,12 @@ GME_UNROLL
             const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
             insert_key<K>(best, s_pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
           }
-          worst = static_cast<uint32_t>(best[K - 1] >> 33);
+          worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
         }
       }
+      s_worst[(done & 1) * kThreads + tid] = worst;  // read at the next batch, after two barriers
     }
+    ++done;
   }
 
   // Merge the 3 sorted lists of each partition, decode keys back to (mv, SAD).

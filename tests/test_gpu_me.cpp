@@ -119,6 +119,7 @@ void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
   };
   const std::vector<uint8_t> cur = strip(*req.cur);
   const Geometry g = geometry(req.search_range);
+  const std::vector<uint32_t> order = step_order_table(req.search_range);
   for (int r = 0; r < num_refs; ++r) {
     const std::vector<uint8_t> ref = strip(*req.refs[r]);
     std::vector<short2> centre(num_mbs), pred(num_mbs);
@@ -144,6 +145,7 @@ void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
     a.lambda = req.lambda_factor;
     a.centre = centre.data();
     a.pred = pred.data();
+    a.order = order.data();
     a.out = res.data();
     ASSERT_LE(g.smem, kEmuSmemBytes);
     emulate_launch_k(req.top_k, a, num_mbs);
