@@ -417,9 +417,7 @@ int partition_blocks(const MbCoding& mb, int out[16]) {
 }  // namespace
 
 int luma4x4_coeff_bits(const MbContext& c, const MbInfo& cur, int blk, const int levels[16]) {
-  BitWriter bw;
-  write_residual_block(bw, levels, 16, luma_nc(c, cur, blk));
-  return static_cast<int>(bw.bits());
+  return residual_block_bits(levels, 16, luma_nc(c, cur, blk));
 }
 
 void fill_mbinfo(const MbContext& c, const MbCoding& mb, MbInfo& info) {
