@@ -205,7 +205,10 @@ uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
     for (int k = 0; k < 2; ++k)
       d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
   }
-  BitWriter bw;
+  // One writer per thread, cleared per call: only the length is needed, and a fresh writer allocates its buffer
+  // again for every candidate macroblock.
+  static thread_local BitWriter bw;
+  bw.clear();
   MbInfo scratch;
   write_macroblock(bw, c, mb, scratch);
   return dist_fp(d) + rate_fp(c.lam.md_factor, bw.bits());

@@ -120,7 +120,14 @@ const uint8_t kCbpCode[48][2] = {
     {45, 27}, {47, 47}, {27, 22}, {13, 29}, {28, 23}, {14, 30}, {15, 31}, {0, 12},
 };
 
-void write_coeff_token(BitWriter& bw, int nC, int total, int t1) {
+// Counts what a BitWriter would write: the RD decisions need the length of residual blocks, not their bits.
+struct BitCounter {
+  int bits = 0;
+  void put(int nbits, uint32_t) { bits += nbits; }
+};
+
+template <class Writer>
+void write_coeff_token(Writer& bw, int nC, int total, int t1) {
   if (nC < 0) {
     const Vlc& v = kCoeffTokenChromaDc[total][t1];
     bw.put(v.len, v.code);
@@ -134,7 +141,8 @@ void write_coeff_token(BitWriter& bw, int nC, int total, int t1) {
 }
 
 // One level (9.2.2.1 inverted). level_code carries the trailing-ones adjustment already.
-void write_level(BitWriter& bw, int level_code, int& suffix_len) {
+template <class Writer>
+void write_level(Writer& bw, int level_code, int& suffix_len) {
   int prefix, suffix_size = suffix_len;
   uint32_t suffix;
   if (suffix_len == 0) {
@@ -156,11 +164,9 @@ void write_level(BitWriter& bw, int level_code, int& suffix_len) {
   bw.put(suffix_size, suffix);
 }
 
-}  // namespace
-
-int cbp_code_num(int cbp, bool intra) { return kCbpCode[cbp][intra ? 0 : 1]; }
-
-int write_residual_block(BitWriter& bw, const int* coeff, int n, int nC) {
+// residual_block_cavlc() into a BitWriter or a BitCounter (one body, so the count is the written length).
+template <class Writer>
+int residual_block(Writer& bw, const int* coeff, int n, int nC) {
   // Collect non-zero levels in reverse scan order, with the zero run preceding each.
   int level[16], run[16];
   int total = 0, last = -1;
@@ -209,6 +215,18 @@ int write_residual_block(BitWriter& bw, const int* coeff, int n, int nC) {
     zeros_left -= run[i];
   }
   return total;
+}
+
+}  // namespace
+
+int cbp_code_num(int cbp, bool intra) { return kCbpCode[cbp][intra ? 0 : 1]; }
+
+int write_residual_block(BitWriter& bw, const int* coeff, int n, int nC) { return residual_block(bw, coeff, n, nC); }
+
+int residual_block_bits(const int* coeff, int n, int nC) {
+  BitCounter counter;
+  residual_block(counter, coeff, n, nC);
+  return counter.bits;
 }
 
 }  // namespace gme

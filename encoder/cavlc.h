@@ -12,6 +12,8 @@ namespace gme {
 // Intra16x16 AC and chroma AC, 4 for chroma DC). nC: 0.. from the neighbours, -1 for chroma DC.
 // Returns TotalCoeff.
 int write_residual_block(BitWriter& bw, const int* coeff, int n, int nC);
+// The number of bits write_residual_block would write (nothing is written; no allocation).
+int residual_block_bits(const int* coeff, int n, int nC);
 
 // nC from the neighbouring blocks' TotalCoeff (9.2.1): avail_a/b say whether blocks A/B are available.
 inline int predict_nc(bool avail_a, int na, bool avail_b, int nb) {

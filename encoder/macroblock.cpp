@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/quant.h"
+#include "common/residual4x4.h"
 #include "common/transform.h"
 #include "common/mc.h"
 #include "encoder/cavlc.h"
@@ -19,19 +20,14 @@ namespace {
 inline int blk_x(int blk) { return blk & 3; }
 inline int blk_y(int blk) { return blk >> 2; }
 
-// Adds residual r to pred and stores into dst.
-void add_residual4x4(const uint8_t* pred, int pred_stride, const int r[16], uint8_t* dst, int dst_stride) {
-  for (int y = 0; y < 4; ++y)
-    for (int x = 0; x < 4; ++x) dst[y * dst_stride + x] = clip_pixel(pred[y * pred_stride + x] + r[4 * y + x]);
+// The fused per-block residual coding (common/residual4x4.h), chosen once for this CPU.
+const Residual4x4Funcs& r4() {
+  static const Residual4x4Funcs& f = residual4x4_best();
+  return f;
 }
 
 void copy4x4(const uint8_t* pred, int pred_stride, uint8_t* dst, int dst_stride) {
   for (int y = 0; y < 4; ++y) std::memcpy(dst + y * dst_stride, pred + y * pred_stride, 4);
-}
-
-void diff4x4(const uint8_t* src, int ss, const uint8_t* pred, int ps, int d[16]) {
-  for (int y = 0; y < 4; ++y)
-    for (int x = 0; x < 4; ++x) d[4 * y + x] = src[y * ss + x] - pred[y * ps + x];
 }
 
 }  // namespace
@@ -67,15 +63,9 @@ int code_luma4x4(const MbContext& c, int blk, const uint8_t pred[16], MbCoding& 
   const Plane& sp = c.src->plane[0];
   Plane& rp = c.rec->plane[0];
   const int x = 16 * c.mb_x + 4 * blk_x(blk), y = 16 * c.mb_y + 4 * blk_y(blk);
-  int d[16], coef[16];
-  diff4x4(sp.at(x, y), sp.stride, pred, 4, d);
-  fdct4x4(d, coef);
-  int nz = quant4x4(coef, c.qp, c.quant_offset, 0, mb.luma[blk]);
+  const int nz = r4().fwd(sp.at(x, y), sp.stride, pred, 4, c.qp, c.quant_offset, 0, mb.luma[blk], nullptr);
   if (nz) {
-    int dq[16], r[16];
-    dequant4x4(mb.luma[blk], c.qp, 0, dq);
-    idct4x4(dq, r);
-    add_residual4x4(pred, 4, r, rp.at(x, y), rp.stride);
+    r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred, 4, rp.at(x, y), rp.stride);
   } else {
     copy4x4(pred, 4, rp.at(x, y), rp.stride);
   }
@@ -89,15 +79,12 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   predict_intra16x16(mb.i16_mode, e, pred);
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
-  int coef[16][16], dc[16];
+  int dc[16];
   bool ac = false;
   for (int blk = 0; blk < 16; ++blk) {
-    int d[16];
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    diff4x4(src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss, ss, pred + off, 16, d);
-    fdct4x4(d, coef[blk]);
-    dc[blk] = coef[blk][0];
-    ac |= quant4x4(coef[blk], c.qp, c.quant_offset, 1, mb.luma[blk]) != 0;
+    ac |= r4().fwd(src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 1,
+                   mb.luma[blk], &dc[blk]) != 0;
   }
   int dc_t[16];
   fwd_hadamard4x4_dc(dc, dc_t);
@@ -108,13 +95,10 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   dequant_dc4x4(mb.luma_dc, c.qp, dcY);
   uint8_t* rec = rec_luma(c);
   const int rs = c.rec->plane[0].stride;
+  // Without AC every level is 0, so dequantising them all is the same as skipping it.
   for (int blk = 0; blk < 16; ++blk) {
-    int dq[16] = {}, r[16];
-    if (ac) dequant4x4(mb.luma[blk], c.qp, 1, dq);
-    dq[0] = dcY[blk];
-    idct4x4(dq, r);
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    add_residual4x4(pred + off, 16, r, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
+    r4().inv(mb.luma[blk], c.qp, 1, &dcY[blk], pred + off, 16, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
   }
 }
 
@@ -141,16 +125,13 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
   for (int comp = 0; comp < 2; ++comp) {
     const uint8_t* src = src_chroma(c, comp);
     const int ss = c.src->plane[1 + comp].stride;
-    int coef[4][16], dc[4];
+    int dc[4];
     bool ac = false;
     int cost = 0;
     for (int b = 0; b < 4; ++b) {
-      int d[16];
       const int bx = b & 1, by = b >> 1;
-      diff4x4(src + 4 * bx + 4 * by * ss, ss, pred[comp] + 4 * bx + 32 * by, 8, d);
-      fdct4x4(d, coef[b]);
-      dc[b] = coef[b][0];
-      if (quant4x4(coef[b], c.qp_c, c.quant_offset, 1, mb.chroma_ac[comp][b])) {
+      if (r4().fwd(src + 4 * bx + 4 * by * ss, ss, pred[comp] + 4 * bx + 32 * by, 8, c.qp_c, c.quant_offset, 1,
+                   mb.chroma_ac[comp][b], &dc[b])) {
         ac = true;
         cost += coeff_cost(mb.chroma_ac[comp][b], 1);
       }
@@ -172,13 +153,12 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
     dequant_dc2x2(mb.chroma_dc[comp], c.qp_c, dcC);
     uint8_t* rec = rec_chroma(c, comp);
     const int rs = c.rec->plane[1 + comp].stride;
+    // cbp_c < 2 means every AC level is 0 (never quantised to non-zero, or dropped by the threshold), so
+    // dequantising them is the same as skipping it.
     for (int b = 0; b < 4; ++b) {
-      int dq[16] = {}, r[16];
-      if (cbp_c == 2) dequant4x4(mb.chroma_ac[comp][b], c.qp_c, 1, dq);
-      dq[0] = dcC[b];
-      idct4x4(dq, r);
       const int bx = b & 1, by = b >> 1;
-      add_residual4x4(pred[comp] + 4 * bx + 32 * by, 8, r, rec + 4 * bx + 4 * by * rs, rs);
+      r4().inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], pred[comp] + 4 * bx + 32 * by, 8,
+               rec + 4 * bx + 4 * by * rs, rs);
     }
   }
 }
@@ -273,10 +253,8 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
     blks[i] = blk;
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
-    int d[16], coef[16];
-    diff4x4(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, d);
-    fdct4x4(d, coef);
-    if (quant4x4(coef, c.qp, c.quant_offset, 0, mb.luma[blk])) {
+    if (r4().fwd(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 0,
+                 mb.luma[blk], nullptr)) {
       nz8 = true;
       cost8 += coeff_cost(mb.luma[blk], 0);
     }
@@ -291,10 +269,7 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
     uint8_t* dst = rec + 4 * (blk & 3) + 4 * (blk >> 2) * rp.stride;
     if (nz8) {
-      int dq[16], r[16];
-      dequant4x4(mb.luma[blk], c.qp, 0, dq);
-      idct4x4(dq, r);
-      add_residual4x4(pred + off, 16, r, dst, rp.stride);
+      r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred + off, 16, dst, rp.stride);
     } else {
       copy4x4(pred + off, 16, dst, rp.stride);
     }
@@ -442,9 +417,7 @@ int partition_blocks(const MbCoding& mb, int out[16]) {
 }  // namespace
 
 int luma4x4_coeff_bits(const MbContext& c, const MbInfo& cur, int blk, const int levels[16]) {
-  BitWriter bw;
-  write_residual_block(bw, levels, 16, luma_nc(c, cur, blk));
-  return static_cast<int>(bw.bits());
+  return residual_block_bits(levels, 16, luma_nc(c, cur, blk));
 }
 
 void fill_mbinfo(const MbContext& c, const MbCoding& mb, MbInfo& info) {

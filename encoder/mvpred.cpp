@@ -22,8 +22,9 @@ inline int median3(int a, int b, int c) {
 inline int decode_rank(int bx, int by) { return 4 * ((bx >> 1) + 2 * (by >> 1)) + (bx & 1) + 2 * (by & 1); }
 
 // Neighbour at 4x4 position (nx, ny) relative to the current macroblock (-1..4). `inside_ok` tells whether a
-// position inside the current macroblock is already decoded.
-Neighbour neighbour_at(const MvPredContext& c, int nx, int ny, bool inside_ok) {
+// position inside the current macroblock is already decoded. Forced inline: predict_mv runs for every partition
+// query of mode decision (three or four neighbours each) and the call was its largest cost.
+[[gnu::always_inline]] inline Neighbour neighbour_at(const MvPredContext& c, int nx, int ny, bool inside_ok) {
   Neighbour n;
   const MbInfo* mb;
   if (nx >= 0 && nx < 4 && ny >= 0 && ny < 4) {

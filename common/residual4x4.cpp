@@ -1,0 +1,56 @@
+#include "common/residual4x4.h"
+
+#include "common/quant.h"
+#include "common/residual4x4_simd.h"
+#include "common/transform.h"
+#include "common/types.h"
+
+namespace gme {
+namespace {
+
+// The reference: the separate steps the encoder used before, in the same order.
+int fwd_c(const uint8_t* src, int ss, const uint8_t* pred, int ps, int qp, int offset, int first, int levels_zz[16],
+          int* dc) {
+  int d[16], coef[16];
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) d[4 * y + x] = src[y * ss + x] - pred[y * ps + x];
+  fdct4x4(d, coef);
+  if (first) *dc = coef[0];
+  return quant4x4(coef, qp, offset, first, levels_zz);
+}
+
+void inv_c(const int levels_zz[16], int qp, int first, const int* dc, const uint8_t* pred, int ps, uint8_t* dst,
+           int ds) {
+  int dq[16] = {}, r[16];
+  dequant4x4(levels_zz, qp, first, dq);
+  if (dc) dq[0] = *dc;
+  idct4x4(dq, r);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) dst[y * ds + x] = clip_pixel(pred[y * ps + x] + r[4 * y + x]);
+}
+
+const Residual4x4Funcs kRef = {fwd_c, inv_c, "c"};
+
+}  // namespace
+
+const Residual4x4Funcs& residual4x4_ref() { return kRef; }
+
+int residual4x4_variants(const Residual4x4Funcs** out, int max) {
+  int n = 0;
+  if (n < max) out[n++] = &kRef;
+#if defined(__x86_64__)
+  if (n < max) out[n++] = &residual4x4_sse2();
+#endif
+  return n;
+}
+
+const Residual4x4Funcs& residual4x4_best() {
+  static const Residual4x4Funcs* best = [] {
+    const Residual4x4Funcs* v[4];
+    const int n = residual4x4_variants(v, 4);
+    return v[n - 1];
+  }();
+  return *best;
+}
+
+}  // namespace gme

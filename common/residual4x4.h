@@ -1,0 +1,33 @@
+// One 4x4 block of residual coding, fused: forward (src - pred, core transform, JM quantisation into zig-zag
+// levels) and inverse (dequantisation, inverse transform, pred + residual clipped into the picture). These run
+// hundreds of times per macroblock (every Intra4x4 block is coded in every macroblock, RDOptimization 1 codes
+// every mode and candidate), so the composition of diff / fdct4x4 / quant4x4 and dequant4x4 / idct4x4 / add
+// is worth one SIMD pass. The plain C++ reference is exactly that composition; SIMD variants are compared with it
+// bit for bit by tests/test_residual4x4.cpp.
+#pragma once
+#include <cstdint>
+
+namespace gme {
+
+// Forward. first = 1 leaves zig-zag position 0 (the DC) out of quantisation (Intra16x16 and chroma AC; it is then
+// 0 in levels_zz) and stores the unquantised DC coefficient in *dc; first = 0 quantises all 16 (dc unused, may
+// be null). offset: JM rounding offset in 1/2048 (quant.h). Returns the number of non-zero levels written.
+using Fwd4x4Fn = int (*)(const uint8_t* src, int src_stride, const uint8_t* pred, int pred_stride, int qp,
+                         int offset, int first, int levels_zz[16], int* dc);
+// Inverse. Dequantises levels_zz positions >= first (dequant4x4); with dc != null raster position 0 becomes *dc
+// (the already dequantised DC of Intra16x16 / chroma) instead; then idct4x4 and dst = clip(pred + residual).
+using Inv4x4Fn = void (*)(const int levels_zz[16], int qp, int first, const int* dc, const uint8_t* pred,
+                          int pred_stride, uint8_t* dst, int dst_stride);
+
+struct Residual4x4Funcs {
+  Fwd4x4Fn fwd;
+  Inv4x4Fn inv;
+  const char* name;
+};
+
+const Residual4x4Funcs& residual4x4_ref();
+const Residual4x4Funcs& residual4x4_best();
+// All variants that run on this CPU, reference first. Returns the count.
+int residual4x4_variants(const Residual4x4Funcs** out, int max);
+
+}  // namespace gme
