@@ -54,6 +54,11 @@ constexpr int kMaxSteps = (2 * kGroups + kStepPairs - 1) / kStepPairs;
 constexpr int kOrderBytes = 32;
 constexpr int kOrderWords = kOrderBytes / 4;
 static_assert(kMaxSteps <= kOrderBytes && kMaxSteps < 256, "step order: one byte per step");
+// Stage 2's per-lane queue of entrants (v10): up to kQueueCap positions, as entries of (step, 8-bit mask of the
+// step's positions) in u16, one column per thread (conflict-free). It shares the tile's memory: the tile is read in
+// stage 1 only and the queue is used in stage 2 only, with a barrier between them and before the next tile.
+constexpr int kQueueCap = 8;
+constexpr int kQueueBytes = kQueueCap * kThreads * 2;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
@@ -77,7 +82,7 @@ Geometry geometry(int range) {
   g.tile_words = g.groups_per_row + 4;
   g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
   g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes +
-           static_cast<size_t>(g.tile_rows) * g.tile_words * 4;
+           std::max(static_cast<size_t>(g.tile_rows) * g.tile_words * 4, static_cast<size_t>(kQueueBytes));
   return g;
 }
 
@@ -182,6 +187,45 @@ GME_UNROLL
   }
 }
 
+// Stage 2 helpers. The 8 positions of a step for this lane: pairs base + 3j (j = 0..3), each a u16 SAD pair in v[j]
+// and a pair of penalty halves; bit 2j + i of the mask = position i of pair j.
+__device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[4], const uint2* half2, int base, uint32_t worst) {
+  uint32_t pass = 0;
+GME_UNROLL
+  for (int j = 0; j < 4; ++j) {
+    const uint2 h = half2[base + j * kSlices];
+    pass |= (h.x + (v[j] & 0xffffu) <= worst ? 1u : 0u) << (2 * j);
+    pass |= (h.y + (v[j] >> 16) <= worst ? 1u : 0u) << (2 * j + 1);
+  }
+  return pass;
+}
+
+// Inserts the positions of `pass` one at a time (a loop: the warp pays for its busiest lane), each re-read from
+// shared memory by its index.
+template <int K>
+__device__ __forceinline__ void insert_entrants(uint64_t (&best)[K], const uint32_t* row, const uint64_t* pen, int base,
+                                                uint32_t pass) {
+  while (pass) {
+    const int e = __ffs(pass) - 1;
+    pass &= pass - 1;
+    const int m = base + (e >> 1) * kSlices;
+    const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
+    insert_key<K>(best, pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
+  }
+}
+
+// Inserts this lane's queued entrants (queue = its column of s_queue) and empties the queue.
+template <int K>
+__device__ __forceinline__ void drain_queue(uint64_t (&best)[K], const uint32_t* row, const uint64_t* pen,
+                                            const uint16_t* queue, int slice, int& entries, int& queued) {
+  for (int q = 0; q < entries; ++q) {
+    const uint32_t entry = queue[q * kThreads];
+    insert_entrants<K>(best, row, pen, slice + kStepPairs * static_cast<int>(entry & 0xffu), entry >> 8);
+  }
+  entries = 0;
+  queued = 0;
+}
+
 // The 41 partition SADs of two positions (u16 pairs) from their packed 4x4 SADs, stored at dst[p * kSadRow].
 __device__ __forceinline__ void store_partitions(const uint32_t (&q)[16], uint32_t* dst) {
   uint32_t s8[4];
@@ -218,6 +262,7 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
   uint32_t* s_worst = s_cur + kCurBytes / 4;
   uint32_t* s_order = s_worst + kWorstBytes / 4;
   uint32_t* s_tile = s_order + kOrderWords;
+  uint16_t* s_queue = reinterpret_cast<uint16_t*>(s_tile);  // stage 2 only (see kQueueBytes)
 
   const int tid = threadIdx.x;
   const int mb = a.mb_first + blockIdx.x;
@@ -356,6 +401,10 @@ GME_UNROLL
     // into its own list (the top K of all positions is the top K of any subset holding it), so the merge is
     // unchanged. (b) The steps of a batch (12 pairs each) are visited centre-out (step_order_table), so the lists
     // hold good keys early and fewer positions pass the screen; any visiting order gives the same lists.
+    // v10: a lane's entrants are queued (s_queue) rather than inserted at once, and the warp inserts all queues
+    // together when some lane's queue would overflow and at the end of the batch: one insertion pass pays for the
+    // busiest lane's entrants of several steps instead of once per step. Between drains the bound is stale (larger),
+    // which only lets more positions through the screen; insert_key drops keys that no longer make the list.
     {
       const uint32_t* row = s_sad + list_part * kSadRow;
       const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
@@ -363,6 +412,8 @@ GME_UNROLL
       const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;  // same trip count in every lane
       const uint32_t* prev = s_worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part;
       uint32_t worst = min(static_cast<uint32_t>(best[K - 1] >> 33), min(prev[0], min(prev[1], prev[2])));
+      uint16_t* queue = s_queue + tid;
+      int entries = 0, queued = 0;  // this lane's queue entries and queued positions
       for (int step = 0; step < steps; ++step) {
         const int base = slice + kStepPairs * order[step];
         uint32_t v[4];
@@ -374,25 +425,21 @@ GME_UNROLL
           maybe |= (h.x + (v[j] & 0xffffu) <= worst) | (h.y + (v[j] >> 16) <= worst);
         }
         if (__any_sync(0xffffffffu, maybe)) {
-          // Insert only this lane's passing positions, one at a time (a loop, so the warp pays for the busiest
-          // lane's entrants, not for all eight insertions); each is re-read from shared memory by its index.
-          uint32_t pass = 0;
-GME_UNROLL
-          for (int j = 0; j < 4; ++j) {
-            const uint2 h = half2[base + j * kSlices];
-            pass |= (h.x + (v[j] & 0xffffu) <= worst ? 1u : 0u) << (2 * j);
-            pass |= (h.y + (v[j] >> 16) <= worst ? 1u : 0u) << (2 * j + 1);
+          uint32_t pass = screen_mask(v, half2, base, worst);
+          if (__any_sync(0xffffffffu, queued + __popc(pass) > kQueueCap)) {
+            drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
+            worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
+            pass = screen_mask(v, half2, base, worst);
           }
-          while (pass) {
-            const int e = __ffs(pass) - 1;
-            pass &= pass - 1;
-            const int m = base + (e >> 1) * kSlices;
-            const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
-            insert_key<K>(best, s_pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
+          if (pass) {
+            queue[entries * kThreads] = static_cast<uint16_t>(order[step] | (pass << 8));
+            ++entries;
+            queued += __popc(pass);
           }
-          worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
         }
       }
+      drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
+      worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
       s_worst[(done & 1) * kThreads + tid] = worst;  // read at the next batch, after two barriers
     }
     ++done;

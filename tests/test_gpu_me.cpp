@@ -412,6 +412,23 @@ TEST(GpuMeKernelEmu, MatchesTwinOnTiesAndEdges) {
     expect_emulation_matches_twin(make_scene(2, 1, 1, 7, k, rng).req);
 }
 
+TEST(GpuMeKernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
+  // Flat pictures and lambda 0: every position has the same cost, the screen passes all of them (ties are <=), and
+  // the per-lane queues of stage 2 overflow again and again over several batches.
+  std::mt19937 rng(99);
+  for (int k : {1, 16}) {
+    Scene s = make_scene(1, 1, 1, 33, k, rng, Content::kFlat);
+    s.req.lambda_factor = 0;
+    expect_emulation_matches_twin(s.req);
+  }
+}
+
+TEST(GpuMeKernelEmu, SharedMemoryKeepsFourBlocksPerSm) {
+  // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: 4 blocks of 128 threads (the launch bound)
+  // need at most 57,344 bytes each, at every search range.
+  for (int range = 1; range <= 128; ++range) EXPECT_LE(geometry(range).smem, 233472u / 4 - 1024) << range;
+}
+
 TEST(GpuMeKernelEmu, MatchesTwinAtLargeRanges) {
   std::mt19937 rng(1618);
   expect_emulation_matches_twin(make_scene(1, 1, 1, 64, 8, rng).req);

@@ -63,7 +63,8 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
 //            between drains);
 //   step   : whole steps (4 chunks, 12 pairs) visited centre-out (smallest Chebyshev distance of their positions):
 //            one table entry per step instead of per chunk, so the kernel's reads keep their constant offsets;
-//   share+step: share + step (the kernel as of v9).
+//   share+step: share + step (the kernel as of v9);
+//   step+queue: share + step + queue.
 // Cost model (doc/GPU.md): kernel ms ~ base + trips/block * (c0 + c1 * K), fitted to v7's measured kernels.
 //   bin/bench_gpu --stage2-sim [--only WIDTH RANGE K] (default: 640x480 SR 32, K 1/4/8/16; every 7th macroblock)
 // Mirrors of the kernel's geometry (gpu/me_cuda.cu).
@@ -103,24 +104,26 @@ void insert(std::vector<uint64_t>& list, uint64_t key) {
 }
 
 struct Counts {
-  double steps = 0, votes = 0, trips = 0, entrants = 0;
+  double steps = 0, votes = 0, trips = 0, entrants = 0, skips = 0;
   long blocks = 0;
   bool exact = true;
 };
 
-enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kNumVariants };
-const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step"};
+enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kStepQueue, kNumVariants };
+const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step", "step+queue"};
 
 struct Sim {
   int range, win, groups_per_row, num_groups, k, queue;
   // keys[p][slot], slot = 4 * group + s (the kernel's window slots; past the right edge: invalid)
   std::vector<uint64_t> keys;
+  std::vector<uint32_t> halves;  // [slot]: penalty key >> 33 (invalid past the right edge)
 
   uint64_t key(int p, size_t slot) const { return keys[static_cast<size_t>(p) * num_groups * 4 + slot]; }
 
   void fill(const Plane& cur, const Plane& ref, int mb_px, int mb_py) {
     const PixelFuncs& px = pixel_best();
     keys.assign(static_cast<size_t>(kNumPartitions) * num_groups * 4, kInvalidPenKey);
+    halves.assign(static_cast<size_t>(num_groups) * 4, static_cast<uint32_t>(kInvalidPenKey >> 33));
     const int x_lo = -ref.pad + 3, x_hi = ref.width + ref.pad - 19, y_lo = -ref.pad + 3, y_hi = ref.height + ref.pad - 19;
     for (int g = 0; g < num_groups; ++g)
       for (int s = 0; s < 4; ++s) {
@@ -133,6 +136,7 @@ struct Sim {
         partition_sads(s4, sad);
         const uint64_t pen = ((static_cast<uint64_t>(kLambda) * (se_bits(4 * dx) + se_bits(4 * dy))) << kSpiralBits) |
                              static_cast<uint64_t>(spiral_index(dx, dy));
+        halves[4 * static_cast<size_t>(g) + s] = static_cast<uint32_t>(pen >> 33);
         for (int p = 0; p < kNumPartitions; ++p)
           keys[static_cast<size_t>(p) * num_groups * 4 + 4 * static_cast<size_t>(g) + s] =
               pen + (static_cast<uint64_t>(sad[p]) << (kLambdaBits + kSpiralBits));
@@ -153,10 +157,10 @@ struct Sim {
   }
 
   void run(Variant v, Counts& c) const {
-    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep;
+    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep || v == kStepQueue;
     const bool order = v == kOrder || v == kBoth || v == kQueue;
-    const bool step_order = v == kStep || v == kShareStep;
-    const int cap = v == kQueue ? queue : 0;
+    const bool step_order = v == kStep || v == kShareStep || v == kStepQueue;
+    const int cap = (v == kQueue || v == kStepQueue) ? queue : 0;
     std::vector<std::vector<uint64_t>> best(kThreads, std::vector<uint64_t>(k, ~0ull));
     std::vector<uint32_t> last_worst(kThreads, 0xFFFFFFFFu);  // each list's K-th key >> 33 after the last batch
     const int num_batches = (num_groups + kGroups - 1) / kGroups;
@@ -227,6 +231,18 @@ struct Sim {
           };
           screen();
           c.steps += 1;
+          {  // could the warp skip this step on the smallest penalty of its 24 positions alone?
+            uint32_t minh = 0xFFFFFFFFu;
+            for (int j = 0; j < 4; ++j)
+              for (int sl = 0; sl < kSlices; ++sl) {
+                const int m = kSlices * chunk[4 * step + j] + sl;
+                if (m < pairs)
+                  for (int e = 0; e < 2; ++e) minh = std::min(minh, halves[4 * static_cast<size_t>(g0) + 2 * m + e]);
+              }
+            bool all = true;
+            for (int l = 0; l < kWarp; ++l) all &= minh > worst[kWarp * w + l];
+            c.skips += all;
+          }
           if (!any) continue;
           c.votes += 1;
           if (cap) {
@@ -280,8 +296,8 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
   const double base = 0.1718, c0 = 1.320e-4, c1 = 2.185e-5;
   std::printf("%dx%d SR%d, every %d-th macroblock, queue %d; per block (macroblock x reference):\n", width, height,
               range, mb_step, queue);
-  std::printf("%2s %-10s %7s %7s %7s %9s %6s %10s\n", "K", "variant", "steps", "votes", "trips", "entr/list", "exact",
-              "model_ms");
+  std::printf("%2s %-10s %7s %7s %7s %7s %9s %6s %10s\n", "K", "variant", "steps", "skip", "votes", "trips", "entr/list",
+              "exact", "model_ms");
   for (int k : ks) {
     Sim sim;
     sim.range = range;
@@ -301,7 +317,7 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
       const double model = (range == 32 && width == 640 && height == 480) ? base + c.trips / n * (c0 + c1 * k) : 0;
       char model_text[32] = "-";
       if (model > 0) std::snprintf(model_text, sizeof model_text, "%.3f", model);
-      std::printf("%2d %-10s %7.0f %7.0f %7.0f %9.1f %6s %10s\n", k, kVariantNames[v], c.steps / n, c.votes / n,
+      std::printf("%2d %-10s %7.0f %7.0f %7.0f %7.0f %9.1f %6s %10s\n", k, kVariantNames[v], c.steps / n, c.skips / n, c.votes / n,
                   c.trips / n, c.entrants / n / (kNumPartitions * kSlices), c.exact ? "yes" : "NO", model_text);
     }
   }
