@@ -1,6 +1,6 @@
 // CUDA picture-level integer motion estimation: for every macroblock, reference and the 41 partitions, the top_k
 // window positions by (motion_cost, spiral index), bit-identical to the twin (gpu/me_twin.cpp). doc/GPU.md has
-// the measurements behind each choice.
+// the measurements behind each choice. The kernel itself is in gpu/me_cuda_kernel.cuh.
 //
 // One fused kernel replaces the paper's three (4x4 SADs -> partition tree + penalty -> reductions): intermediate
 // SADs never leave shared memory. One block of 128 threads per (macroblock, reference) walks the window in
@@ -15,7 +15,9 @@
 //            position's penalty key, (lambda * mv_bits << 17) | spiral;
 //   stage 2: 123 threads, 3 per partition, keep a sorted top-K of 64-bit keys in registers: key = penalty key +
 //            (SAD << 33) = (cost << 17) | spiral, so one 64-bit comparison orders by (cost, spiral). A 32-bit
-//            screen on key >> 33 rejects almost every position before the 64-bit insertion.
+//            screen on key >> 33 rejects almost every position before the 64-bit insertion; the screen's bound is
+//            shared by a partition's 3 lists across batches, a batch's steps are visited centre-out, and entrants
+//            are queued per lane and inserted by the whole warp together (v9, v10 in doc/GPU.md).
 // After the window, the 3 lists per partition are merged and decoded back to (mv, SAD). SearchRange 1..128 only
 // changes the number of batches and the tile size, not the thread mapping.
 #include "gpu/me_cuda.h"

@@ -58,6 +58,9 @@ static_assert(kMaxSteps <= kOrderBytes && kMaxSteps < 256, "step order: one byte
 // step's positions) in u16, one column per thread (conflict-free). It shares the tile's memory: the tile is read in
 // stage 1 only and the queue is used in stage 2 only, with a barrier between them and before the next tile.
 constexpr int kQueueCap = 8;
+// Measured on the H100 (doc/GPU.md, v10/v11): the queue took K = 16's kernel from 0.449 to 0.412 ms (640x480 SR32)
+// but left K = 8 unchanged and K = 1 3 % slower, so lists shorter than this insert at once (v9's path).
+constexpr int kQueueMinK = 10;
 constexpr int kQueueBytes = kQueueCap * kThreads * 2;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
@@ -401,10 +404,11 @@ GME_UNROLL
     // into its own list (the top K of all positions is the top K of any subset holding it), so the merge is
     // unchanged. (b) The steps of a batch (12 pairs each) are visited centre-out (step_order_table), so the lists
     // hold good keys early and fewer positions pass the screen; any visiting order gives the same lists.
-    // v10: a lane's entrants are queued (s_queue) rather than inserted at once, and the warp inserts all queues
-    // together when some lane's queue would overflow and at the end of the batch: one insertion pass pays for the
-    // busiest lane's entrants of several steps instead of once per step. Between drains the bound is stale (larger),
-    // which only lets more positions through the screen; insert_key drops keys that no longer make the list.
+    // v10 (K >= kQueueMinK since v11): a lane's entrants are queued (s_queue) rather than inserted at once, and the
+    // warp inserts all queues together when some lane's queue would overflow and at the end of the batch: one
+    // insertion pass pays for the busiest lane's entrants of several steps instead of once per step. Between drains
+    // the bound is stale (larger), which only lets more positions through the screen; insert_key drops keys that no
+    // longer make the list.
     {
       const uint32_t* row = s_sad + list_part * kSadRow;
       const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
@@ -412,8 +416,8 @@ GME_UNROLL
       const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;  // same trip count in every lane
       const uint32_t* prev = s_worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part;
       uint32_t worst = min(static_cast<uint32_t>(best[K - 1] >> 33), min(prev[0], min(prev[1], prev[2])));
-      uint16_t* queue = s_queue + tid;
-      int entries = 0, queued = 0;  // this lane's queue entries and queued positions
+      [[maybe_unused]] uint16_t* queue = s_queue + tid;  // the queue path (K >= kQueueMinK) only
+      [[maybe_unused]] int entries = 0, queued = 0;  // this lane's queue entries and queued positions
       for (int step = 0; step < steps; ++step) {
         const int base = slice + kStepPairs * order[step];
         uint32_t v[4];
@@ -426,20 +430,27 @@ GME_UNROLL
         }
         if (__any_sync(0xffffffffu, maybe)) {
           uint32_t pass = screen_mask(v, half2, base, worst);
-          if (__any_sync(0xffffffffu, queued + __popc(pass) > kQueueCap)) {
-            drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
+          if constexpr (K >= kQueueMinK) {
+            if (__any_sync(0xffffffffu, queued + __popc(pass) > kQueueCap)) {
+              drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
+              worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
+              pass = screen_mask(v, half2, base, worst);
+            }
+            if (pass) {
+              queue[entries * kThreads] = static_cast<uint16_t>(order[step] | (pass << 8));
+              ++entries;
+              queued += __popc(pass);
+            }
+          } else {
+            insert_entrants<K>(best, row, s_pen, base, pass);
             worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
-            pass = screen_mask(v, half2, base, worst);
-          }
-          if (pass) {
-            queue[entries * kThreads] = static_cast<uint16_t>(order[step] | (pass << 8));
-            ++entries;
-            queued += __popc(pass);
           }
         }
       }
-      drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
-      worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
+      if constexpr (K >= kQueueMinK) {
+        drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
+        worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
+      }
       s_worst[(done & 1) * kThreads + tid] = worst;  // read at the next batch, after two barriers
     }
     ++done;
