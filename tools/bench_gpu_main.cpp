@@ -47,7 +47,7 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
 }
 
 
-// --stage2-sim: a CPU model of the CUDA kernel's stage 2 (gpu/me_cuda.cu), for predicting top-K changes without a
+// --stage2-sim: a CPU model of the CUDA kernel's stage 2 (gpu/me_cuda_kernel.cuh), for predicting top-K changes without a
 // device. On bench_gpu's workload it replays, warp by warp in lockstep, the screening steps of the 123 list threads
 // (3 per partition) and counts what the kernel pays for: steps, warp votes that enter the insertion path, and loop
 // trips of that path (each costs the busiest lane's number of entrants). It also checks that the merged lists are
@@ -372,7 +372,8 @@ int main(int argc, char** argv) {
     make_pictures(sz.w, sz.coded_h, cur, ref);
     const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
     struct Run { int range, k; };
-    const Run runs[] = {{16, 1}, {32, 1}, {64, 1}, {16, 4}, {32, 4}, {64, 4}, {16, 8}, {32, 8}, {64, 8}, {32, 16}};
+    const Run runs[] = {{16, 1}, {32, 1}, {64, 1}, {16, 4}, {32, 4}, {64, 4},
+                        {16, 8}, {32, 8}, {64, 8}, {16, 16}, {32, 16}, {64, 16}};
     for (const Run& run : runs) {
       if (only_w && (only_w != sz.w || only_range != run.range || only_k != run.k)) continue;
       PictureSearchRequest req;
