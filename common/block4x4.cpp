@@ -7,6 +7,8 @@
 #include <immintrin.h>
 
 #include <cstring>
+
+#include "common/hadamard_simd.h"
 #endif
 
 namespace gme {
@@ -29,30 +31,12 @@ inline __m128i load4(const uint8_t* p) {
   return _mm_cvtsi32_si128(v);
 }
 inline __m128i load8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
-inline __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
-
-// Two 4x4 Hadamard SATDs (JM rounding each), same butterflies as pixel_simd_sse2.cpp's satd_2x4x4 but with the
-// two results kept apart. r0..r3: rows of 16-bit differences, lanes 0-3 block A, lanes 4-7 block B.
+// Two 4x4 SATDs (common/hadamard_simd.h), results kept apart as 16-bit values.
 inline void satd_pair(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint16_t* out, int n) {
-  __m128i s01 = _mm_add_epi16(r0, r1), d01 = _mm_sub_epi16(r0, r1);
-  __m128i s23 = _mm_add_epi16(r2, r3), d23 = _mm_sub_epi16(r2, r3);
-  __m128i m0 = _mm_add_epi16(s01, s23), m1 = _mm_sub_epi16(s01, s23);
-  __m128i m2 = _mm_sub_epi16(d01, d23), m3 = _mm_add_epi16(d01, d23);
-  __m128i u0 = _mm_unpacklo_epi16(m0, m1), u1 = _mm_unpacklo_epi16(m2, m3);
-  __m128i u2 = _mm_unpackhi_epi16(m0, m1), u3 = _mm_unpackhi_epi16(m2, m3);
-  __m128i v0 = _mm_unpacklo_epi32(u0, u1), v1 = _mm_unpackhi_epi32(u0, u1);
-  __m128i v2 = _mm_unpacklo_epi32(u2, u3), v3 = _mm_unpackhi_epi32(u2, u3);
-  __m128i c0 = _mm_unpacklo_epi64(v0, v2), c1 = _mm_unpackhi_epi64(v0, v2);
-  __m128i c2 = _mm_unpacklo_epi64(v1, v3), c3 = _mm_unpackhi_epi64(v1, v3);
-  s01 = _mm_add_epi16(c0, c1); d01 = _mm_sub_epi16(c0, c1);
-  s23 = _mm_add_epi16(c2, c3); d23 = _mm_sub_epi16(c2, c3);
-  __m128i sum = _mm_add_epi16(_mm_add_epi16(abs16(_mm_add_epi16(s01, s23)), abs16(_mm_sub_epi16(s01, s23))),
-                              _mm_add_epi16(abs16(_mm_sub_epi16(d01, d23)), abs16(_mm_add_epi16(d01, d23))));
-  __m128i s32 = _mm_madd_epi16(sum, _mm_set1_epi16(1));  // [A01, A23, B01, B23]
-  s32 = _mm_add_epi32(s32, _mm_srli_si128(s32, 4));      // lane 0: A, lane 2: B
-  s32 = _mm_srli_epi32(_mm_add_epi32(s32, _mm_set1_epi32(1)), 1);
-  out[0] = static_cast<uint16_t>(_mm_cvtsi128_si32(s32));
-  if (n > 1) out[1] = static_cast<uint16_t>(_mm_cvtsi128_si32(_mm_srli_si128(s32, 8)));
+  uint32_t x, y;
+  hadamard_simd::satd_2x4x4_pair(r0, r1, r2, r3, &x, &y);
+  out[0] = static_cast<uint16_t>(x);
+  if (n > 1) out[1] = static_cast<uint16_t>(y);
 }
 
 inline __m128i diff8(const uint8_t* a, const uint8_t* b) {
@@ -101,26 +85,8 @@ GME_B4_AVX2 void satd_strip_avx2(const uint8_t* a, int as, const uint8_t* b, int
     satd_strip_sse2(a, as, b, bs, n, out);
     return;
   }
-  const __m256i r0 = diff16(a, b), r1 = diff16(a + as, b + bs), r2 = diff16(a + 2 * as, b + 2 * bs),
-                r3 = diff16(a + 3 * as, b + 3 * bs);
-  __m256i s01 = _mm256_add_epi16(r0, r1), d01 = _mm256_sub_epi16(r0, r1);
-  __m256i s23 = _mm256_add_epi16(r2, r3), d23 = _mm256_sub_epi16(r2, r3);
-  __m256i m0 = _mm256_add_epi16(s01, s23), m1 = _mm256_sub_epi16(s01, s23);
-  __m256i m2 = _mm256_sub_epi16(d01, d23), m3 = _mm256_add_epi16(d01, d23);
-  __m256i u0 = _mm256_unpacklo_epi16(m0, m1), u1 = _mm256_unpacklo_epi16(m2, m3);
-  __m256i u2 = _mm256_unpackhi_epi16(m0, m1), u3 = _mm256_unpackhi_epi16(m2, m3);
-  __m256i v0 = _mm256_unpacklo_epi32(u0, u1), v1 = _mm256_unpackhi_epi32(u0, u1);
-  __m256i v2 = _mm256_unpacklo_epi32(u2, u3), v3 = _mm256_unpackhi_epi32(u2, u3);
-  __m256i c0 = _mm256_unpacklo_epi64(v0, v2), c1 = _mm256_unpackhi_epi64(v0, v2);
-  __m256i c2 = _mm256_unpacklo_epi64(v1, v3), c3 = _mm256_unpackhi_epi64(v1, v3);
-  s01 = _mm256_add_epi16(c0, c1); d01 = _mm256_sub_epi16(c0, c1);
-  s23 = _mm256_add_epi16(c2, c3); d23 = _mm256_sub_epi16(c2, c3);
-  __m256i sum = _mm256_add_epi16(
-      _mm256_add_epi16(_mm256_abs_epi16(_mm256_add_epi16(s01, s23)), _mm256_abs_epi16(_mm256_sub_epi16(s01, s23))),
-      _mm256_add_epi16(_mm256_abs_epi16(_mm256_sub_epi16(d01, d23)), _mm256_abs_epi16(_mm256_add_epi16(d01, d23))));
-  __m256i s32 = _mm256_madd_epi16(sum, _mm256_set1_epi16(1));  // per half: [X01, X23, Y01, Y23]
-  s32 = _mm256_hadd_epi32(s32, s32);                            // per half: [X, Y, X, Y]
-  s32 = _mm256_srli_epi32(_mm256_add_epi32(s32, _mm256_set1_epi32(1)), 1);
+  const __m256i s32 = hadamard_simd::satd_4x4x4_blocks(diff16(a, b), diff16(a + as, b + bs),
+                                                       diff16(a + 2 * as, b + 2 * bs), diff16(a + 3 * as, b + 3 * bs));
   // Blocks 0, 1 in the low half, 2, 3 in the high half -> [b0, b1, b2, b3] as 16-bit values.
   const __m128i t = _mm_unpacklo_epi64(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
   _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi32(t, t));

@@ -2,6 +2,7 @@
 // program still runs on CPUs without it; pixel_simd.cpp registers them after __builtin_cpu_supports("avx2").
 // Routines without an AVX2 gain (8- and 4-wide SADs) keep their SSE2 versions.
 #include "common/pixel_simd_impl.h"
+#include "common/hadamard_simd.h"
 
 #if defined(GME_X86)
 #include <immintrin.h>
@@ -57,24 +58,7 @@ GME_AVX2 uint64_t ssd_avx2(const uint8_t* a, int as, const uint8_t* b, int bs) {
 // Four 4x4 Hadamard SATDs at once: rows r0..r3 of 16 differences (16-bit), blocks in lanes 0-3, 4-7, 8-11,
 // 12-15. Same butterflies and transpose as the SSE2 version, in both 128-bit halves.
 GME_AVX2 inline uint32_t satd_4x4x4(__m256i r0, __m256i r1, __m256i r2, __m256i r3) {
-  __m256i s01 = _mm256_add_epi16(r0, r1), d01 = _mm256_sub_epi16(r0, r1);
-  __m256i s23 = _mm256_add_epi16(r2, r3), d23 = _mm256_sub_epi16(r2, r3);
-  __m256i m0 = _mm256_add_epi16(s01, s23), m1 = _mm256_sub_epi16(s01, s23);
-  __m256i m2 = _mm256_sub_epi16(d01, d23), m3 = _mm256_add_epi16(d01, d23);
-  __m256i u0 = _mm256_unpacklo_epi16(m0, m1), u1 = _mm256_unpacklo_epi16(m2, m3);
-  __m256i u2 = _mm256_unpackhi_epi16(m0, m1), u3 = _mm256_unpackhi_epi16(m2, m3);
-  __m256i v0 = _mm256_unpacklo_epi32(u0, u1), v1 = _mm256_unpackhi_epi32(u0, u1);
-  __m256i v2 = _mm256_unpacklo_epi32(u2, u3), v3 = _mm256_unpackhi_epi32(u2, u3);
-  __m256i c0 = _mm256_unpacklo_epi64(v0, v2), c1 = _mm256_unpackhi_epi64(v0, v2);
-  __m256i c2 = _mm256_unpacklo_epi64(v1, v3), c3 = _mm256_unpackhi_epi64(v1, v3);
-  s01 = _mm256_add_epi16(c0, c1); d01 = _mm256_sub_epi16(c0, c1);
-  s23 = _mm256_add_epi16(c2, c3); d23 = _mm256_sub_epi16(c2, c3);
-  __m256i sum = _mm256_add_epi16(
-      _mm256_add_epi16(_mm256_abs_epi16(_mm256_add_epi16(s01, s23)), _mm256_abs_epi16(_mm256_sub_epi16(s01, s23))),
-      _mm256_add_epi16(_mm256_abs_epi16(_mm256_sub_epi16(d01, d23)), _mm256_abs_epi16(_mm256_add_epi16(d01, d23))));
-  __m256i s32 = _mm256_madd_epi16(sum, _mm256_set1_epi16(1));  // per half: [X01, X23, Y01, Y23]
-  s32 = _mm256_hadd_epi32(s32, s32);                            // per half: [X, Y, X, Y]
-  s32 = _mm256_srli_epi32(_mm256_add_epi32(s32, _mm256_set1_epi32(1)), 1);  // JM's per-4x4 rounding
+  const __m256i s32 = hadamard_simd::satd_4x4x4_blocks(r0, r1, r2, r3);  // per half: [X, Y, X, Y]
   __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
   t = _mm_add_epi32(t, _mm_srli_si128(t, 4));
   return static_cast<uint32_t>(_mm_cvtsi128_si32(t));

@@ -1,5 +1,6 @@
 // SSE2 versions of the pixel primitives (baseline x86-64: no run-time check needed).
 #include "common/pixel_simd_impl.h"
+#include "common/hadamard_simd.h"
 
 #if defined(GME_X86)
 #include <emmintrin.h>
@@ -74,35 +75,9 @@ uint64_t ssd_sse2(const uint8_t* a, int as, const uint8_t* b, int bs) {
   return hsum32(acc);
 }
 
-inline __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
+using hadamard_simd::abs16;
+using hadamard_simd::satd_2x4x4_pair;
 
-// Two 4x4 Hadamard SATDs at once. r0..r3: rows of differences (16-bit), lanes 0-3 block A, lanes 4-7 block B.
-// Writes (sum|A| + 1) >> 1 and (sum|B| + 1) >> 1, JM's per-4x4 rounding.
-inline void satd_2x4x4_pair(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint32_t* sa, uint32_t* sb) {
-  // Vertical butterflies (across rows, both blocks at once).
-  __m128i s01 = _mm_add_epi16(r0, r1), d01 = _mm_sub_epi16(r0, r1);
-  __m128i s23 = _mm_add_epi16(r2, r3), d23 = _mm_sub_epi16(r2, r3);
-  __m128i m0 = _mm_add_epi16(s01, s23), m1 = _mm_sub_epi16(s01, s23);
-  __m128i m2 = _mm_sub_epi16(d01, d23), m3 = _mm_add_epi16(d01, d23);
-  // Transpose each 4x4 half so the columns become vectors: c_k = [A col k | B col k].
-  __m128i u0 = _mm_unpacklo_epi16(m0, m1), u1 = _mm_unpacklo_epi16(m2, m3);
-  __m128i u2 = _mm_unpackhi_epi16(m0, m1), u3 = _mm_unpackhi_epi16(m2, m3);
-  __m128i v0 = _mm_unpacklo_epi32(u0, u1), v1 = _mm_unpackhi_epi32(u0, u1);
-  __m128i v2 = _mm_unpacklo_epi32(u2, u3), v3 = _mm_unpackhi_epi32(u2, u3);
-  __m128i c0 = _mm_unpacklo_epi64(v0, v2), c1 = _mm_unpackhi_epi64(v0, v2);
-  __m128i c2 = _mm_unpacklo_epi64(v1, v3), c3 = _mm_unpackhi_epi64(v1, v3);
-  // Horizontal butterflies; |coefficients| <= 16 * 255, a sum of four fits in 16 bits.
-  s01 = _mm_add_epi16(c0, c1); d01 = _mm_sub_epi16(c0, c1);
-  s23 = _mm_add_epi16(c2, c3); d23 = _mm_sub_epi16(c2, c3);
-  __m128i sum = _mm_add_epi16(_mm_add_epi16(abs16(_mm_add_epi16(s01, s23)), abs16(_mm_sub_epi16(s01, s23))),
-                              _mm_add_epi16(abs16(_mm_sub_epi16(d01, d23)), abs16(_mm_add_epi16(d01, d23))));
-  __m128i s32 = _mm_madd_epi16(sum, _mm_set1_epi16(1));  // [A01, A23, B01, B23]
-  s32 = _mm_add_epi32(s32, _mm_srli_si128(s32, 4));      // lane 0: A, lane 2: B
-  uint32_t a = static_cast<uint32_t>(_mm_cvtsi128_si32(s32));
-  uint32_t b = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(s32, 8)));
-  *sa = (a + 1) >> 1;
-  *sb = (b + 1) >> 1;
-}
 inline uint32_t satd_2x4x4(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
   uint32_t a, b;
   satd_2x4x4_pair(r0, r1, r2, r3, &a, &b);

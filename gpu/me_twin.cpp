@@ -30,6 +30,15 @@ void check_plane(const Plane* p, const char* what, int width, int height, int mi
     bad_request(std::string(what) + " plane storage is smaller than its stride and border say");
 }
 
+
+struct Kept {
+  uint64_t key;
+  MV mv;
+  uint32_t sad;
+};
+
+}  // namespace
+
 // The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock), smaller blocks summed
 // into larger ones in the partition order of me_interface.h.
 void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]) {
@@ -54,14 +63,6 @@ void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]) {
   out[kPart8x16 + 1] = s8[1] + s8[3];
   out[kPart16x16] = s8[0] + s8[1] + s8[2] + s8[3];
 }
-
-struct Kept {
-  uint64_t key;
-  MV mv;
-  uint32_t sad;
-};
-
-}  // namespace
 
 void check_search_request(const PictureSearchRequest& req) {
   if (req.mb_width <= 0 || req.mb_height <= 0) bad_request("empty picture");

@@ -27,6 +27,10 @@ inline uint64_t candidate_key(uint64_t cost, int spiral) {
 // Inverse of spiral_index() (me_interface.h): the offset (dx, dy) of spiral position s.
 void spiral_offset(int s, int* dx, int* dy);
 
+// The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock), in the partition order of
+// me_interface.h: the partition tree the kernel and the twin share.
+void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]);
+
 // The twin as a concrete class, so tests and the benchmark can call it directly.
 class TwinPictureSearch final : public PictureIntegerSearch {
  public:

@@ -72,28 +72,6 @@ constexpr int kThreads = 128, kWarp = 32, kSlices = 3, kGroups = 128;
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 constexpr int kLambda = 384000;  // bench_gpu's lambda_factor
 
-void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]) {
-  uint32_t s8[4];
-  for (int b8 = 0; b8 < 4; ++b8) {
-    const int o = (b8 >> 1) * 8 + (b8 & 1) * 2;
-    const uint32_t a = s4[o], b = s4[o + 1], c = s4[o + 4], d = s4[o + 5];
-    out[kPart4x4 + 4 * b8 + 0] = a;
-    out[kPart4x4 + 4 * b8 + 1] = b;
-    out[kPart4x4 + 4 * b8 + 2] = c;
-    out[kPart4x4 + 4 * b8 + 3] = d;
-    out[kPart8x4 + 2 * b8 + 0] = a + b;
-    out[kPart8x4 + 2 * b8 + 1] = c + d;
-    out[kPart4x8 + 2 * b8 + 0] = a + c;
-    out[kPart4x8 + 2 * b8 + 1] = b + d;
-    s8[b8] = a + b + c + d;
-    out[kPart8x8 + b8] = s8[b8];
-  }
-  out[kPart16x8 + 0] = s8[0] + s8[1];
-  out[kPart16x8 + 1] = s8[2] + s8[3];
-  out[kPart8x16 + 0] = s8[0] + s8[2];
-  out[kPart8x16 + 1] = s8[1] + s8[3];
-  out[kPart16x16] = s8[0] + s8[1] + s8[2] + s8[3];
-}
 
 void insert(std::vector<uint64_t>& list, uint64_t key) {
   const size_t k = list.size();
