@@ -27,6 +27,7 @@ class TimedSource final : public IntegerCandidateSource {
     t_ += stage_clock_seconds() - start;
     return r;
   }
+  const SubpelTable* subpel(int part, MV mv, int metric) override { return s_.subpel(part, mv, metric); }
   double start = 0;
 
  private:

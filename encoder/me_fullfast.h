@@ -44,6 +44,7 @@ class FullFastSearch final : public IntegerCandidateSource {
   // references calls begin_mb again to switch.
   void begin_mb(int mb_x, int mb_y, int ref, MV pred16x16) override;
   Candidate best(int part, MV exact_pred) override;
+  const SubpelTable* subpel(int, MV, int) override { return nullptr; }  // the refinement computes its own
 
   MV centre() const { return tables_[ref_].centre; }
   // Raw SAD of a partition at window offset (dx, dy) full pel from the centre (for tests).

@@ -73,6 +73,23 @@ struct Candidate {
   uint32_t sad = 0;  // raw SAD of the partition at mv
 };
 
+// ---- Sub-pel distortions computed with the picture-level search -------------------------------------------
+// Sub-pel refinement (encoder/motion_search.cpp) evaluates quarter-pel positions within +-3/4 pel of the integer
+// vector the macroblock loop chose; their distortions (SAD or JM SATD of the partition against the 8.4.2.2.1
+// interpolation) do not depend on the predictor, only the choice among them does. The picture-level search can
+// therefore compute them ahead, for the candidate the loop is most likely to choose, the first of each list:
+// index (oy + 3) * 7 + (ox + 3) for quarter-pel offsets ox, oy in [-3, 3]. The loop uses a table only when the
+// vector it chose is that candidate and the metric is the table's; otherwise it computes as before. Same values,
+// same decisions, same stream.
+constexpr int kSubpelOffsets = 49;
+inline int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 3); }
+
+struct SubpelTable {                                 // one per (ref, mb)
+  uint32_t d16x16[kSubpelOffsets];                   // partition 0 (16x16): JM SATD up to 16 * 8160
+  uint16_t d[kNumPartitions - 1][kSubpelOffsets];    // partitions 1..40: at most 8 blocks of 4x4, < 65536
+  uint32_t at(int part, int offset_index) const { return part == 0 ? d16x16[offset_index] : d[part - 1][offset_index]; }
+};
+
 // ---- Picture-level search (GPU and its twin) -------------------------------------------------------------
 struct PictureSearchRequest {
   const Plane* cur = nullptr;              // current luma, coded size (multiple of 16), borders not needed
@@ -94,6 +111,8 @@ struct PictureSearchRequest {
   // instead of copying into PictureCandidates::data: the CUDA search then hands out its page-locked download
   // buffer, saving a 3 MB (640x480, K = 8) host copy per picture. The candidates are the same either way.
   bool zero_copy = false;
+  // -1: no sub-pel tables; 0 (SAD) or 2 (JM SATD): also fill PictureCandidates' SubpelTables in this metric.
+  int subpel_metric = -1;
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
@@ -103,10 +122,22 @@ struct PictureCandidates {
   int num_refs = 0, num_mbs = 0, top_k = 0;
   std::vector<Candidate> data;
   const Candidate* view = nullptr;  // set by a zero_copy answer: the candidates are there, `data` is unused
+  // Sub-pel tables, one per (ref, mb) in ref-major order, when the request asked for them (subpel_metric >= 0).
+  int subpel_metric = -1;           // the tables' metric; -1: no tables in this answer
+  std::vector<SubpelTable> subpel;
+  const SubpelTable* subpel_view = nullptr;  // zero_copy answers: the tables are there, `subpel` is unused
   void resize(int refs, int mbs, int k) {
     num_refs = refs; num_mbs = mbs; top_k = k;
     view = nullptr;
     data.assign(static_cast<size_t>(refs) * mbs * kNumPartitions * k, Candidate{});
+    subpel_metric = -1;
+    subpel_view = nullptr;
+    subpel.clear();
+  }
+  const SubpelTable* subpel_at(int ref, int mb) const {
+    if (subpel_metric < 0) return nullptr;
+    const SubpelTable* t = subpel_view ? subpel_view : subpel.data();
+    return t + static_cast<size_t>(ref) * num_mbs + mb;
   }
   size_t size() const { return static_cast<size_t>(num_refs) * num_mbs * kNumPartitions * top_k; }
   const Candidate* begin() const { return view ? view : data.data(); }
@@ -134,6 +165,9 @@ class IntegerCandidateSource {
   // Best integer vector of a partition for the partition's exact predictor (minimum of motion_cost; ties by
   // spiral index around the window centre). The returned SAD is that of the returned vector.
   virtual Candidate best(int part, MV exact_pred) = 0;
+  // Precomputed sub-pel distortions of partition `part` around integer vector `mv` in `metric` (see SubpelTable),
+  // or nullptr: the caller computes them. Valid until the next begin_mb().
+  virtual const SubpelTable* subpel(int part, MV mv, int metric) = 0;
 };
 
 }  // namespace gme

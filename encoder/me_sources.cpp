@@ -19,6 +19,12 @@ class RerankSource final : public IntegerCandidateSource {
     ref_ = ref;
   }
 
+  const SubpelTable* subpel(int part, MV mv, int metric) override {
+    const SubpelTable* t = cands_.subpel_at(ref_, mb_);
+    if (!t || metric != cands_.subpel_metric || !(mv == cands_.at(ref_, mb_, part)[0].mv)) return nullptr;
+    return t;
+  }
+
   Candidate best(int part, MV exact_pred) override {
     const Candidate* c = cands_.at(ref_, mb_, part);
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one

@@ -289,13 +289,17 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const BlockSize bs = block_size_of(w, h);
   const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
   const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
+  // Distortions the picture-level search computed ahead (me_interface.h, SubpelTable): when both stages have them,
+  // no pixel is touched here.
+  const SubpelTable* table_h = src.subpel(part, ic.mv, p.hpel_metric);
+  const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
   const bool planes = p.planes && p.planes->covers(X, Y, w, h);
   const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
   // With the planes, distortions go through the macroblock's memo; the rare blocks beyond the planes (and calls
   // without planes) compute the partition's distortion directly. Same values either way.
   DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
-  if (planes) {
+  if (planes && !(table_h && table_q)) {
     memo().enter(mb_px, mb_py, cur_mb, cur_stride);
     slot_h = memo().slot(p.planes->serial, ic.mv, p.hpel_metric);
     slot_q = p.qpel_metric == p.hpel_metric ? slot_h : memo().slot(p.planes->serial, ic.mv, p.qpel_metric);
@@ -303,6 +307,8 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
   const Block4x4Funcs& b4 = block4x4_best();
   auto distortion = [&](int metric, int ox, int oy) -> int64_t {
+    if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
+      return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
     int ps;
     if (!planes) {
       const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);

@@ -219,6 +219,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"gpu_integer_me\":" + std::to_string(p_.gpu_integer_me) +
                     ",\"gpu_top_k\":" + std::to_string(p_.gpu_top_k) +
                     ",\"gpu_search_center\":" + std::to_string(p_.gpu_search_center) +
+                    ",\"gpu_subpel_distortion\":" + std::to_string(p_.gpu_subpel_distortion) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) + "}}}\n";
     stats_->write(j);
   }

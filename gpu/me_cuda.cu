@@ -36,6 +36,7 @@
 #include "common/frame.h"
 #include "gpu/me_cuda_kernel.cuh"  // kernel, geometry, KernelArgs (also compiled on the host by tests)
 #include "gpu/me_twin.h"
+#include "gpu/subpel_kernel.cuh"  // sub-pel tables (also compiled on the host by tests)
 
 namespace gme {
 
@@ -179,8 +180,10 @@ class CudaSearch final : public GpuPictureSearch {
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
   std::vector<std::unique_ptr<Event>> upload_ev_, done_ev_;
   std::vector<std::unique_ptr<Resident>> resident_;
-  DeviceBuffer d_params_, d_out_, d_order_;
-  PinnedBuffer h_params_, h_out_, h_order_;
+  DeviceBuffer d_params_, d_out_, d_order_, d_tab_;
+  PinnedBuffer h_params_, h_out_, h_order_, h_tab_;
+  Event ev_uploaded_;
+  std::vector<std::unique_ptr<Event>> tab_ev_;
   int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
@@ -214,6 +217,8 @@ CudaSearch::CudaSearch(int device) : device_(device) {
     CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
+  CUDA_CHECK(cudaFuncSetAttribute(subpel_table_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSubpelSmemBytes)));
 }
 
 const Event& CudaSearch::pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
@@ -328,6 +333,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   const size_t out_bytes = out.size() * sizeof(Candidate);
   d_out_.reserve(out_bytes);
   h_out_.reserve(out_bytes);
+  const bool tables = req.subpel_metric >= 0;
+  out.subpel_metric = -1;
+  out.subpel_view = nullptr;
+  if (tables) {
+    d_tab_.reserve(n * sizeof(SubpelTable));
+    h_tab_.reserve(n * sizeof(SubpelTable));
+  }
 
   // Bands of macroblock rows; upload chunk u carries pixel rows [u * band_px, (u + 1) * band_px) of every pending
   // picture, so a band's kernel needs chunks up to the one holding the lowest reference row its window reads.
@@ -388,6 +400,32 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       }
     }
   };
+  // The sub-pel tables of launch i's macroblocks, on the stream of its integer kernel (whose candidates they
+  // read), after every upload (their +-3/4-pel samples may reach below the rows the integer band waited for).
+  auto launch_subpel = [&](size_t i, cudaStream_t st) {
+    const Launch& l = launches[i];
+    if (!pending.empty()) CUDA_CHECK(cudaStreamWaitEvent(st, ev_uploaded_.get(), 0));
+    const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
+    SubpelKernelArgs sa;
+    sa.cur = in_use[0]->pixels.as<uint8_t>();
+    sa.ref = in_use[1 + l.ref]->pixels.as<uint8_t>();
+    sa.pitch = width;
+    sa.width = width;
+    sa.height = height;
+    sa.mb_width = req.mb_width;
+    sa.mb_first = row0 * req.mb_width;
+    sa.top_k = k;
+    sa.metric = req.subpel_metric;
+    sa.cands = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
+    sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs;
+    const int blocks = (row1 - row0) * req.mb_width;
+    subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
+    CUDA_CHECK_LAUNCH("subpel_table_kernel");
+    const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * sizeof(SubpelTable);
+    CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off,
+                               blocks * sizeof(SubpelTable), cudaMemcpyDeviceToHost, st));
+    CUDA_CHECK(cudaEventRecord(pool_event(tab_ev_, i).get(), st));
+  };
   if (pending.empty()) {
     // Everything resident: the parameters are the only upload.
     launch_ready(0);
@@ -406,7 +444,10 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       launch_ready(u + 1);
     }
   }
+  if (!pending.empty()) CUDA_CHECK(cudaEventRecord(ev_uploaded_.get(), copy_.get()));
   if (pipelined_) {
+    if (tables)
+      for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, compute_[i % streams].get());
     for (size_t i = 0; i < launches.size(); ++i) {
       CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
       if (req.zero_copy) continue;
@@ -417,12 +458,20 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
                   static_cast<size_t>(row1 - row0) * req.mb_width * per_mb * sizeof(Candidate));
     }
     float last = 0;  // bands finish out of order: the call ends with the latest
-    for (size_t i = 0; i < launches.size(); ++i) last = std::max(last, elapsed_ms(ev_start_, pool_event(done_ev_, i)));
+    for (size_t i = 0; i < launches.size(); ++i) {
+      last = std::max(last, elapsed_ms(ev_start_, pool_event(done_ev_, i)));
+      if (tables) {
+        CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
+        last = std::max(last, elapsed_ms(ev_start_, pool_event(tab_ev_, i)));
+      }
+    }
     timing_.total_ms = last;
   } else {
     cudaStream_t st = compute_[0].get();
     CUDA_CHECK(cudaEventRecord(ev_kernel_end_.get(), st));
     CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
+    if (tables)
+      for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, st);
     CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, 0).get(), st));
     CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, 0).get()));
     if (!req.zero_copy) std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
@@ -431,6 +480,16 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   }
   if (!pending.empty()) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, bands - 1));
   if (req.zero_copy) out.view = h_out_.as<Candidate>();
+  if (tables) {
+    out.subpel_metric = req.subpel_metric;
+    if (req.zero_copy) {
+      out.subpel.clear();
+      out.subpel_view = h_tab_.as<SubpelTable>();
+    } else {
+      out.subpel.resize(n);
+      std::memcpy(out.subpel.data(), h_tab_.as<void>(), n * sizeof(SubpelTable));
+    }
+  }
 }
 
 }  // namespace

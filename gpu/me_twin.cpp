@@ -81,6 +81,8 @@ void check_search_request(const PictureSearchRequest& req) {
   const size_t n = req.refs.size() * static_cast<size_t>(req.mb_width) * req.mb_height;
   if (req.centre.size() != n || req.penalty_pred.size() != n)
     bad_request("centre/penalty_pred need one entry per (ref, macroblock): " + std::to_string(n));
+  if (req.subpel_metric != -1 && req.subpel_metric != 0 && req.subpel_metric != 2)
+    bad_request("subpel_metric " + std::to_string(req.subpel_metric) + " is not -1, 0 (SAD) or 2 (SATD)");
   if (!req.ref_ids.empty() && req.ref_ids.size() != req.refs.size())
     bad_request("ref_ids must be empty or have one id per reference");
   const int reach = 4 * req.search_range;
@@ -171,6 +173,11 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
         }
       }
     }
+  }
+  if (req.subpel_metric >= 0) {
+    out.subpel.resize(static_cast<size_t>(num_refs) * num_mbs);
+    subpel_tables_twin(req, out, req.subpel_metric, out.subpel.data());
+    out.subpel_metric = req.subpel_metric;
   }
 }
 

@@ -489,5 +489,27 @@ TEST(ConformanceGlobalShift, StatsSubpelVectorIsTheMostFrequent) {
       << " macroblocks; (9, -6) in " << histogram[{9, -6}] << "\n  " << clip.made_by << "\n  " << out.lencod_cmd;
 }
 
+// The GPU path's sub-pel tables (me_interface.h SubpelTable; GPUSubpelDistortion 2 has the CPU twin compute them as
+// the GPU does with 1) change no decision: the stream is byte-identical to the one whose refinement measures every
+// position itself (GPUSubpelDistortion 0), with both refinement metrics, two references and K 3, and decodes to
+// the reconstruction.
+TEST(ConformanceSubpelTables, SameStreamAsCpuSubpel) {
+  Clip clip;
+  ASSERT_TRUE(manifest_clip("megamind_176x144", &clip)) << "sequences/make_clips.sh has not made megamind_176x144";
+  const std::vector<std::vector<std::string>> variants = {
+      {}, {"MEDistortionHPel=0", "MEDistortionQPel=0", "MDDistortion=0"}, {"MEDistortionHPel=0", "RDOptimization=1"},
+      {"NumberReferenceFrames=2", "GPUTopK=3", "QPISlice=36", "QPPSlice=36"}};
+  for (const auto& v : variants) {
+    EncodeOutput cpu, tables;
+    std::vector<std::string> p = {"GPUIntegerME=1", "IntraPeriod=0"};
+    p.insert(p.end(), v.begin(), v.end());
+    p.push_back("GPUSubpelDistortion=0");
+    ASSERT_TRUE(encode_and_verify(clip, 4, p, &cpu));
+    p.back() = "GPUSubpelDistortion=2";
+    ASSERT_TRUE(encode_and_verify(clip, 4, p, &tables));
+    EXPECT_TRUE(cpu.stream == tables.stream) << "streams differ:\n  " << cpu.lencod_cmd << "\n  " << tables.lencod_cmd;
+  }
+}
+
 }  // namespace
 }  // namespace gme::conf

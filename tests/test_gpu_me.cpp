@@ -13,6 +13,7 @@
 #include "common/frame.h"
 #include "gpu/kernel_emu.h"  // before the kernel: CUDA's keywords and built-ins for a host compiler
 #include "gpu/me_cuda_kernel.cuh"
+#include "gpu/subpel_kernel.cuh"
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -106,17 +107,19 @@ void emulate_launch_k(int k, const KernelArgs& a, int blocks) {
   }
 }
 
+// The device holds pictures without border, pitch = width.
+std::vector<uint8_t> strip(const Plane& p) {
+  std::vector<uint8_t> v(static_cast<size_t>(p.width) * p.height);
+  for (int y = 0; y < p.height; ++y) std::memcpy(&v[static_cast<size_t>(y) * p.width], p.row(y), p.width);
+  return v;
+}
+
 void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);
   ASSERT_LE(req.top_k, kGpuMaxTopK);
   const int num_refs = static_cast<int>(req.refs.size()), num_mbs = req.mb_width * req.mb_height;
   const int width = req.mb_width * 16, height = req.mb_height * 16;
   out.resize(num_refs, num_mbs, req.top_k);
-  auto strip = [&](const Plane& p) {  // the device holds pictures without border, pitch = width
-    std::vector<uint8_t> v(static_cast<size_t>(width) * height);
-    for (int y = 0; y < height; ++y) std::memcpy(&v[static_cast<size_t>(y) * width], p.row(y), width);
-    return v;
-  };
   const std::vector<uint8_t> cur = strip(*req.cur);
   const Geometry g = geometry(req.search_range);
   const std::vector<uint32_t> order = step_order_table(req.search_range);
@@ -382,6 +385,74 @@ TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
 #endif
 }
 
+// ---- The sub-pel table kernel's source run on the host, as gpu/me_cuda.cu launches it --------------------------------
+std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req, const PictureCandidates& cands,
+                                                int metric) {
+  const int num_mbs = req.mb_width * req.mb_height;
+  std::vector<SubpelTable> out(req.refs.size() * num_mbs);
+  std::memset(out.data(), 0xA5, out.size() * sizeof(SubpelTable));  // an unwritten entry cannot pass
+  const std::vector<uint8_t> cur = strip(*req.cur);
+  for (size_t r = 0; r < req.refs.size(); ++r) {
+    const std::vector<uint8_t> ref = strip(*req.refs[r]);
+    std::vector<uint2> packed;
+    for (int mb = 0; mb < num_mbs; ++mb)
+      for (int p = 0; p < kNumPartitions; ++p)
+        for (int i = 0; i < req.top_k; ++i) {
+          const Candidate c = cands.at(static_cast<int>(r), mb, p)[i];
+          packed.push_back(uint2{static_cast<uint16_t>(c.mv.x) | static_cast<uint32_t>(static_cast<uint16_t>(c.mv.y)) << 16,
+                                 c.sad});
+        }
+    SubpelKernelArgs a;
+    a.cur = cur.data();
+    a.ref = ref.data();
+    a.pitch = req.mb_width * 16;
+    a.width = req.mb_width * 16;
+    a.height = req.mb_height * 16;
+    a.mb_width = req.mb_width;
+    a.mb_first = 0;
+    a.top_k = req.top_k;
+    a.metric = metric;
+    a.cands = packed.data();
+    a.out = out.data() + r * num_mbs;
+    emu_launch(num_mbs, kSubpelThreads, [&a] { subpel_table_kernel(a); });
+  }
+  return out;
+}
+
+::testing::AssertionResult same_tables(const SubpelTable* a, const SubpelTable* b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    for (int p = 0; p < kNumPartitions; ++p)
+      for (int o = 0; o < kSubpelOffsets; ++o)
+        if (a[i].at(p, o) != b[i].at(p, o))
+          return ::testing::AssertionFailure() << "table " << i << " part " << p << " offset (" << o % 7 - 3 << ","
+                                               << o / 7 - 3 << "): " << a[i].at(p, o) << " vs " << b[i].at(p, o);
+  return ::testing::AssertionSuccess();
+}
+
+TEST(GpuSubpelKernelEmu, MatchesTwin) {
+  // Random scenes with centres far outside the picture (clamped samples on every side), both metrics, K 1..3
+  // (the kernel reads the first of K), two references.
+  std::mt19937 rng(2718);
+  TwinPictureSearch twin;
+  for (int metric : {2, 0})
+    for (int range : {1, 3, 9})
+      for (int k : {1, 3}) {
+        Scene s = make_scene(3, 2, 1 + (range == 3), range, k, rng, range == 1 ? Content::kNoise : Content::kSmooth);
+        s.req.subpel_metric = metric;
+        PictureCandidates want;
+        twin.search(s.req, want);
+        ASSERT_EQ(want.subpel.size(), s.req.refs.size() * 6);
+        const std::vector<SubpelTable> got = emulated_subpel_tables(s.req, want, metric);
+        EXPECT_TRUE(same_tables(got.data(), want.subpel.data(), got.size())) << "metric " << metric << ", "
+                                                                              << describe(s.req);
+      }
+}
+
+TEST(GpuSubpelKernelEmu, FitsDefaultSharedMemory) {
+  // 48 KB per block without opt-in, and four blocks (1024 threads) per Hopper SM.
+  EXPECT_LE(kSubpelSmemBytes, 48u * 1024);
+}
+
 // ---- The kernel's source, emulated on the host, against the twin (no device needed) ------------------------------
 void expect_emulation_matches_twin(const PictureSearchRequest& req) {
   PictureCandidates got, want;
@@ -487,6 +558,37 @@ TEST_F(GpuMeCuda, ZeroCopyMatchesTwin) {
     EXPECT_TRUE(got.data.empty());
     EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
   }
+}
+
+TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
+  // The encoder's request (zero copy, tables in the quarter-pel metric), copies, both metrics, several refs, and
+  // the sequential mode; pictures resident by id between calls.
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  std::mt19937 rng(161);
+  int call = 0;
+  for (bool pipelined : {true, false})
+    for (int metric : {2, 0})
+      for (bool zero_copy : {true, false}) {
+        gpu->set_pipelined(pipelined);
+        Scene s = make_scene(pipelined ? 11 : 4, pipelined ? 9 : 3, 1 + call % 3, 16, 1 + 7 * (call % 2), rng);
+        s.req.subpel_metric = metric;
+        s.req.zero_copy = zero_copy;
+        PictureCandidates got, want;
+        search_->search(s.req, got);
+        twin_.search(s.req, want);
+        EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+        ASSERT_EQ(got.subpel_metric, metric);
+        const size_t n = s.req.refs.size() * s.req.mb_width * s.req.mb_height;
+        EXPECT_EQ(zero_copy ? got.subpel_view != nullptr : got.subpel.size() == n, true);
+        EXPECT_TRUE(same_tables(got.subpel_at(0, 0), want.subpel.data(), n)) << "metric " << metric << ", " << describe(s.req);
+        ++call;
+      }
+  // A request without tables answers without them.
+  Scene s = make_scene(3, 2, 1, 4, 2, rng);
+  PictureCandidates got;
+  search_->search(s.req, got);
+  EXPECT_EQ(got.subpel_at(0, 0), nullptr);
 }
 
 TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {

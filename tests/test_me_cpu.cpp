@@ -18,6 +18,7 @@
 #include "encoder/me_fullfast_kernels.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
+#include "gpu/me_twin.h"
 
 namespace gme {
 namespace {
@@ -550,6 +551,96 @@ TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
                                                  pixel_best());
   EXPECT_EQ(q.mv, MV(0, 0));
   EXPECT_EQ(q.cost, static_cast<int64_t>(lh) * 2);
+}
+
+// Sub-pel tables (me_interface.h SubpelTable) computed with the picture-level search: the refinement that reads
+// them must decide exactly as the JM transcription that measures every position itself, for both metrics, and
+// must actually read them (a partition whose chosen vector is the first candidate gets its table).
+TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
+  std::mt19937 rng(61);
+  const Plane ref = make_plane(64, 48, rng, 1);
+  Plane cur;
+  cur.alloc(64, 48, kLumaPad);
+  for (int my = 0; my < 3; ++my)
+    for (int mx = 0; mx < 4; ++mx)
+      mc_luma(cur.at(16 * mx, 16 * my), cur.stride, ref, 16 * mx, 16 * my, MV(7 - 5 * mx, -3 + 3 * my), 16, 16);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
+  cur.extend_borders();
+  const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
+  for (auto& m : metrics) {
+    MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], false};
+    PictureSearchRequest req;
+    req.cur = &cur;
+    req.refs = {&ref};
+    req.mb_width = 4;
+    req.mb_height = 3;
+    req.search_range = 5;
+    req.top_k = 3;
+    req.lambda_factor = p.lambda_factor_fpel;
+    req.centre.assign(12, MV(0, 0));
+    req.penalty_pred.assign(12, MV(0, 0));
+    req.subpel_metric = m[1];
+    PictureCandidates cands;
+    TwinPictureSearch().search(req, cands);
+    ASSERT_EQ(cands.subpel_metric, m[1]);
+    auto src = make_rerank_source(cands, 4, p.lambda_factor_fpel);
+    int with_table = 0;
+    for (int mb = 0; mb < 12; ++mb) {
+      const int mx = mb % 4, my = mb / 4;
+      src->begin_mb(mx, my, 0, MV(0, 0));
+      for (int part = 0; part < kNumPartitions; ++part) {
+        const MV pred = part % 3 ? MV(static_cast<int>(rng() % 13) - 6, static_cast<int>(rng() % 13) - 6) : MV(0, 0);
+        const Candidate ic = src->best(part, pred);
+        with_table += src->subpel(part, ic.mv, m[1]) != nullptr;
+        EXPECT_EQ(src->subpel(part, ic.mv, 2 - m[1]), nullptr);  // a metric the tables were not made in
+        const MotionResult got = motion_search_partition(*src, part, pred, cur.at(16 * mx, 16 * my), cur.stride, ref,
+                                                         16 * mx, 16 * my, p, pixel_best());
+        const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
+        ASSERT_EQ(got.mv, want.mv) << "part " << part << " mb " << mb << " metrics " << m[0] << m[1];
+        ASSERT_EQ(got.cost, want.cost) << "part " << part << " mb " << mb;
+      }
+    }
+    EXPECT_GT(with_table, 12 * kNumPartitions / 2);
+  }
+}
+
+// The refinement takes its distortions from the table when it has one: a table that says the best position is
+// (+3, -1) quarter pels from the integer vector leads it there, whatever the pixels say.
+TEST(MeCpu, SubpelTableDrivesTheRefinement) {
+  std::mt19937 rng(62);
+  const Plane ref = make_plane(48, 48, rng, 1);
+  const Plane cur = make_plane(48, 48, rng, 1);
+  PictureSearchRequest req;
+  req.cur = &cur;
+  req.refs = {&ref};
+  req.mb_width = 3;
+  req.mb_height = 3;
+  req.search_range = 3;
+  req.top_k = 1;
+  req.lambda_factor = kL;
+  req.centre.assign(9, MV(0, 0));
+  req.penalty_pred.assign(9, MV(0, 0));
+  PictureCandidates cands;
+  TwinPictureSearch().search(req, cands);
+  cands.subpel_metric = 2;
+  cands.subpel.assign(9, SubpelTable{});
+  for (SubpelTable& t : cands.subpel)
+    for (int oy = -3; oy <= 3; ++oy)
+      for (int ox = -3; ox <= 3; ++ox) {
+        const int d = 1000 * (std::abs(ox - 3) + std::abs(oy + 1));
+        t.d16x16[subpel_offset_index(ox, oy)] = static_cast<uint32_t>(d);
+        for (auto& row : t.d) row[subpel_offset_index(ox, oy)] = static_cast<uint16_t>(d);
+      }
+  auto src = make_rerank_source(cands, 3, kL);
+  const MotionSearchParams p{kL, kL, kL, 2, 2, false};
+  src->begin_mb(1, 1, 0, MV(0, 0));
+  for (int part : {0, 3, 12, 40}) {
+    const Candidate ic = src->best(part, MV(0, 0));
+    const MotionResult r =
+        motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, pixel_best());
+    EXPECT_EQ(r.mv, MV(ic.mv.x + 3, ic.mv.y - 1)) << "part " << part;
+  }
 }
 
 }  // namespace

@@ -38,10 +38,22 @@ if want time; then
     size=$(awk -F, -v n="$clip" '$1 == n { print $3 "x" $4 }' sequences/manifest.csv)
     raw=$(mktemp -d)/$clip.yuv
     case "$file" in *.gz) gzip -dc "$file" >"$raw" ;; *) cp "$file" "$raw" ;; esac
+    # gpu_cpu_subpel (E2E_SUBPEL_AB=1, default): the GPU run with its sub-pel distortions computed on the CPU
+    # (GPUSubpelDistortion 0), to show what the GPU's sub-pel tables save; its streams must equal the gpu run's.
+    ab=(); [ "${E2E_SUBPEL_AB:-1}" = 1 ] && ab=(--run gpu_cpu_subpel:GPUIntegerME=1,GPUSubpelDistortion=0)
     bin/rdsweep -f cfg/encoder_baseline.cfg -j 1 --out "$out/time_$clip" "$clip=$raw:$size:$n" \
-      --run unmodified --run gpu >"$out/time_$clip.log" 2>&1 || { echo "rdsweep failed: $out/time_$clip.log"; continue; }
+      --run unmodified --run gpu "${ab[@]}" >"$out/time_$clip.log" 2>&1 || { echo "rdsweep failed: $out/time_$clip.log"; continue; }
     rm -rf "$(dirname "$raw")"
     summary "$out/time_$clip/report.md"
+    if [ ${#ab[@]} -gt 0 ]; then
+      same=0; total=0
+      for d in "$out/time_$clip/$clip/gpu"/qp*; do
+        total=$((total + 1))
+        o="$out/time_$clip/$clip/gpu_cpu_subpel/$(basename "$d")"
+        cmp -s "$d/stream.264" "$o/stream.264" && cmp -s "$d/recon.yuv" "$o/recon.yuv" && same=$((same + 1))
+      done
+      echo "gpu (GPU sub-pel tables) vs gpu_cpu_subpel: $same of $total QPs with identical stream and recon"
+    fi
     # Stage split summed over the four QPs, from each encode's StatsFile summary.
     python3 - "$out/time_$clip" <<'EOF'
 import glob, json, os, sys

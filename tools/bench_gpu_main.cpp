@@ -303,6 +303,67 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
 
 }  // namespace
 
+// The sub-pel tables (me_interface.h SubpelTable) the encoder asks for with the candidates: the extra time per
+// picture on the GPU (same call with and without tables, the encoder's case: both pictures uploaded, zero copy),
+// the kernel's plain twin on the CPU, and whether the two agree byte for byte.
+void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, int reps, bool no_twin) {
+  std::printf("\nSub-pel tables (SATD at the 49 quarter-pel offsets around each partition's first candidate), SR 32,\n"
+              "K 8, medians of %d calls, ms: wall without / with tables, the difference, the twin's tables alone.\n",
+              reps);
+  std::printf("%-10s %10s %10s %8s %9s %s\n", "size", "no_tables", "tables", "extra", "twin_ms", "identical");
+  struct Size { int w, h, coded_h; };
+  for (const Size& sz : {Size{640, 480, 480}, Size{1920, 1080, 1088}}) {
+    Plane cur, ref;
+    make_pictures(sz.w, sz.coded_h, cur, ref);
+    const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
+    PictureSearchRequest req;
+    req.cur = &cur;
+    req.refs = {&ref};
+    req.mb_width = mbw;
+    req.mb_height = mbh;
+    req.search_range = 32;
+    req.top_k = 8;
+    req.lambda_factor = 384000;
+    req.centre.assign(static_cast<size_t>(mbw) * mbh, MV(0, 0));
+    req.penalty_pred = req.centre;
+    req.zero_copy = true;
+    PictureCandidates got;
+    auto timed = [&](int metric) {
+      req.subpel_metric = metric;
+      std::vector<double> w;
+      for (int i = 0; i < 3; ++i) search.search(req, got);
+      for (int i = 0; i < reps; ++i) {
+        const double t0 = now_ms();
+        search.search(req, got);
+        w.push_back(now_ms() - t0);
+      }
+      return median(w);
+    };
+    double without = 0, with = 0;
+    if (gpu) {
+      without = timed(-1);
+      with = timed(2);
+    }
+    double twin_ms = -1;
+    std::string identical = "-";
+    if (!no_twin && (sz.w == 640 || !gpu)) {
+      PictureCandidates want;
+      req.subpel_metric = -1;
+      TwinPictureSearch().search(req, want);
+      std::vector<SubpelTable> tables(static_cast<size_t>(mbw) * mbh);
+      const double t0 = now_ms();
+      subpel_tables_twin(req, want, 2, tables.data());
+      twin_ms = now_ms() - t0;
+      if (gpu)
+        identical = std::memcmp(tables.data(), got.subpel_at(0, 0), tables.size() * sizeof(SubpelTable)) == 0 ? "yes"
+                                                                                                            : "NO";
+    }
+    std::printf("%4dx%-5d %10.3f %10.3f %8.3f %9.1f %s\n", sz.w, sz.h, without, with, with - without, twin_ms,
+                identical.c_str());
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   int reps = 30;
   bool twin_all = false, no_twin = false, sim = false;
@@ -419,5 +480,6 @@ int main(int argc, char** argv) {
       if (identical == "NO") return 1;
     }
   }
+  if (!only_w) bench_subpel_tables(*search, gpu, reps, no_twin);
   return 0;
 }
