@@ -43,8 +43,8 @@ struct Frame {
   int poc = 0;          // picture order count (display order * 2)
   int id = -1;          // unique id for "same reference picture" tests (deblocking, MV prediction)
   bool is_idr = false;
-  // Full/half-pel planes of the luma for sub-pel refinement (common/halfpel.h), built by the encoder once the
-  // picture is a final reference; null when not built (sub-pel then interpolates locally, same results).
+  // Full/half-pel planes of the luma for sub-pel refinement (common/halfpel.h), built by the encoder when the
+  // picture is first used as a reference; null when not built (sub-pel then interpolates locally, same results).
   std::shared_ptr<const HalfpelPlanes> halfpel;
 
   void alloc(int coded_w, int coded_h, int visible_w, int visible_h);

@@ -157,10 +157,23 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
     pp.deblock.beta_offset_div2 = p.df_beta[k];
   }
   std::vector<const Frame*> refs;
+  double planes_seconds = 0;
   if (pp.type == SliceType::P) {
     int nrefs = static_cast<int>(s.refs.size());
     if (p.p_list0_refs > 0 && p.p_list0_refs < nrefs) nrefs = p.p_list0_refs;
-    for (int i = 0; i < nrefs; ++i) refs.push_back(s.refs[i].get());
+    for (int i = 0; i < nrefs; ++i) {
+      Frame& f = *s.refs[i];
+      if (!p.disable_subpel_me && !f.halfpel) {
+        // The planes sub-pel refinement reads, built when a picture is first used as a reference (not for a last
+        // picture or an intra-only run, which never are); part of the sub-pel stage's cost.
+        const auto t_hp = Clock::now();
+        auto planes = std::make_shared<HalfpelPlanes>();
+        build_halfpel_planes(f.plane[0], planes.get());
+        f.halfpel = std::move(planes);
+        planes_seconds += seconds_since(t_hp);
+      }
+      refs.push_back(&f);
+    }
     pp.num_ref_idx_active = nrefs;
   }
 
@@ -193,6 +206,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   res.num_slices = st.num_slices;
   res.times = st.times;
   res.times.integer_me += picture_me_seconds;
+  res.times.subpel_me += planes_seconds;
   res.times.picture_search = picture_me_seconds;
   if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
     s.prev_p_mv.resize(s.mbs.size());
@@ -205,13 +219,6 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
   res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
-  if (!p.disable_subpel_me) {  // the planes sub-pel refinement reads when this picture is a reference
-    const auto t_hp = Clock::now();
-    auto planes = std::make_shared<HalfpelPlanes>();
-    build_halfpel_planes(rec->plane[0], planes.get());
-    rec->halfpel = std::move(planes);
-    res.times.subpel_me += seconds_since(t_hp);  // part of the sub-pel stage's cost
-  }
 
   // Sliding window marking: the newest picture first, the oldest dropped beyond NumberReferenceFrames.
   s.refs.insert(s.refs.begin(), rec);
