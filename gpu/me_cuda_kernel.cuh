@@ -129,6 +129,22 @@ struct KernelArgs {
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
 };
 
+// The fields of a launch's arguments that follow from the request and the geometry; the caller sets the picture,
+// parameter and output pointers and mb_first (gpu/me_cuda.cu, and the tests' host emulation of the launch).
+inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g) {
+  KernelArgs a{};
+  a.pitch = a.width = req.mb_width * 16;  // the device holds pictures without border
+  a.height = req.mb_height * 16;
+  a.mb_width = req.mb_width;
+  a.range = req.search_range;
+  a.win = g.win;
+  a.groups_per_row = g.groups_per_row;
+  a.num_groups = g.num_groups;
+  a.tile_words = g.tile_words;
+  a.lambda = req.lambda_factor;
+  return a;
+}
+
 // ---- Device helpers (mirror me_interface.h / me_twin.cpp) ---------------------------------------------------
 __device__ __forceinline__ int se_bits_dev(int v) {
   const unsigned code = v > 0 ? 2u * static_cast<unsigned>(v) - 1u : 2u * static_cast<unsigned>(-v);

@@ -36,6 +36,17 @@ struct SubpelKernelArgs {
   SubpelTable* out;        // this reference's tables, indexed by mb
 };
 
+// The fields that follow from the request; the caller sets the pointers and mb_first.
+inline SubpelKernelArgs subpel_kernel_args(const PictureSearchRequest& req) {
+  SubpelKernelArgs a{};
+  a.pitch = a.width = req.mb_width * 16;
+  a.height = req.mb_height * 16;
+  a.mb_width = req.mb_width;
+  a.top_k = req.top_k;
+  a.metric = req.subpel_metric;
+  return a;
+}
+
 // Shared memory layout (bytes), all per task.
 constexpr int kSubpelRawBytes = kSubpelTasks * kSubpelRaw * kSubpelRaw;  // uint8 raw[10][10]
 constexpr int kSubpelB1Bytes = kSubpelTasks * 10 * 5 * 2;                // int16 b1[10][5]: region rows -2..7

@@ -118,7 +118,6 @@ void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);
   ASSERT_LE(req.top_k, kGpuMaxTopK);
   const int num_refs = static_cast<int>(req.refs.size()), num_mbs = req.mb_width * req.mb_height;
-  const int width = req.mb_width * 16, height = req.mb_height * 16;
   out.resize(num_refs, num_mbs, req.top_k);
   const std::vector<uint8_t> cur = strip(*req.cur);
   const Geometry g = geometry(req.search_range);
@@ -132,20 +131,10 @@ void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
       pred[mb] = short2{p.x, p.y};
     }
     std::vector<uint2> res(static_cast<size_t>(num_mbs) * kNumPartitions * req.top_k, uint2{0xDEADBEEFu, 0xDEADBEEFu});
-    KernelArgs a;
+    KernelArgs a = kernel_args(req, g);
     a.cur = cur.data();
     a.ref = ref.data();
-    a.pitch = width;
-    a.width = width;
-    a.height = height;
-    a.mb_width = req.mb_width;
     a.mb_first = 0;
-    a.range = req.search_range;
-    a.win = g.win;
-    a.groups_per_row = g.groups_per_row;
-    a.num_groups = g.num_groups;
-    a.tile_words = g.tile_words;
-    a.lambda = req.lambda_factor;
     a.centre = centre.data();
     a.pred = pred.data();
     a.order = order.data();
@@ -402,15 +391,10 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
           packed.push_back(uint2{static_cast<uint16_t>(c.mv.x) | static_cast<uint32_t>(static_cast<uint16_t>(c.mv.y)) << 16,
                                  c.sad});
         }
-    SubpelKernelArgs a;
+    SubpelKernelArgs a = subpel_kernel_args(req);
     a.cur = cur.data();
     a.ref = ref.data();
-    a.pitch = req.mb_width * 16;
-    a.width = req.mb_width * 16;
-    a.height = req.mb_height * 16;
-    a.mb_width = req.mb_width;
     a.mb_first = 0;
-    a.top_k = req.top_k;
     a.metric = metric;
     a.cands = packed.data();
     a.out = out.data() + r * num_mbs;
