@@ -92,7 +92,7 @@ void output_row_sse2(const uint8_t* const e[6], const int16_t* const t[6], int n
 }
 #endif
 
-void build(const Plane& luma, HalfpelPlanes* out, bool simd) {
+void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scratch) {
   static std::atomic<uint64_t> next_serial{1};
   out->serial = next_serial.fetch_add(1);
   auto b1_row = b1_row_c;
@@ -109,11 +109,11 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd) {
   for (Plane* p : {&out->g, &out->b, &out->h, &out->j})
     if (p->width != W || p->height != H || p->pad != P) p->alloc(W, H, P);
   // Rows -P-2 .. H+P+2 of G (edge-replicated, columns -P-2 .. W+P+3) and of the unrounded horizontal half-pel
-  // intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below. The
-  // buffers are kept per thread: fresh ones cost page faults on every picture.
+  // intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below.
   const int ext_w = W + 2 * P + 6, rows = H + 2 * P + 5, out_w = W + 2 * P;
-  thread_local std::vector<uint8_t> gx;
-  thread_local std::vector<int16_t> b1;
+  HalfpelScratch local;
+  std::vector<uint8_t>& gx = scratch ? scratch->gx : local.gx;
+  std::vector<int16_t>& b1 = scratch ? scratch->b1 : local.b1;
   gx.resize(static_cast<size_t>(ext_w) * rows);
   b1.resize(static_cast<size_t>(out_w) * rows);
   for (int r = 0; r < rows; ++r) {
@@ -139,7 +139,9 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd) {
 
 }  // namespace
 
-void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out) { build(luma, out, true); }
-void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out) { build(luma, out, false); }
+void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch* scratch) {
+  build(luma, out, true, scratch);
+}
+void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out) { build(luma, out, false, nullptr); }
 
 }  // namespace gme

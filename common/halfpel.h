@@ -9,6 +9,7 @@
 // must use another path (HalfpelPlanes::covers).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "common/frame.h"
 #include "common/types.h"
@@ -30,8 +31,16 @@ struct HalfpelPlanes {
   }
 };
 
-// Builds the planes of `luma` (any border; samples outside the picture come from edge replication).
-void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out);
+// Working rows of a build: edge-extended integer samples and unrounded horizontal half-pel intermediates. A caller
+// that builds planes for every picture keeps one and passes it, so the buffers are not faulted in afresh each time.
+struct HalfpelScratch {
+  std::vector<uint8_t> gx;
+  std::vector<int16_t> b1;
+};
+
+// Builds the planes of `luma` (any border; samples outside the picture come from edge replication). scratch:
+// optional, reused between calls; nullptr uses temporary buffers.
+void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch* scratch = nullptr);
 // The same with plain C++ loops only: the reference the SIMD build is tested against (tests/test_mc.cpp).
 void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out);
 

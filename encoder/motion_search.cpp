@@ -8,6 +8,7 @@
 
 #include "common/block4x4.h"
 #include "common/halfpel.h"
+#include "encoder/subpel_memo.h"
 
 namespace gme {
 namespace {
@@ -172,79 +173,6 @@ class SubpelRegion {
   int16_t b1_[kRows][kW];
 };
 
-// Memo of 4x4-block distortions for the macroblock being analysed. A partition's SAD or JM SATD is exactly the sum
-// of the values of its 4x4 blocks (common/pixel.h), and the 41 partitions of a macroblock mostly refine around the
-// same few integer vectors, so most of their 17-candidate refinements evaluate block/vector pairs already seen.
-// An entry is a function of the source samples, the reference planes (HalfpelPlanes::serial, unique per build),
-// the block's absolute position, the quarter-pel vector and the metric; the memo keeps the source samples and
-// macroblock position it was filled for and starts afresh when either differs, so it needs no help from the caller
-// (one memo per thread: the macroblock loop of a thread analyses one macroblock at a time).
-class DistortionMemo {
- public:
-  static constexpr int kSlots = 64;  // (reference, integer vector, metric) per macroblock; more evicts round robin
-  static constexpr int kOffsets = 49;  // quarter-pel offsets -3..3 in x and y around the integer vector
-  struct Slot {
-    uint16_t known[kOffsets];     // bit 4 * by + bx: d[.][4 * by + bx] is valid
-    uint16_t d[kOffsets][16];     // per 4x4 block of the macroblock, raster order
-  };
-
-  void enter(int mb_px, int mb_py, const uint8_t* cur_mb, int stride) {
-    // Called once per partition search: the source comparison is 16 vector compares, not a memcmp per row.
-    if (n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_ && same_source(cur_mb, stride)) return;
-    for (int y = 0; y < 16; ++y) std::memcpy(src_ + 16 * y, cur_mb + y * stride, 16);
-    mb_px_ = mb_px;
-    mb_py_ = mb_py;
-    n_ = 0;
-    next_evict_ = 0;
-  }
-
-  Slot* slot(uint64_t serial, MV v, int metric) {
-    const Key k{serial, v.x, v.y, metric};
-    for (int i = 0; i < n_; ++i)  // keys apart from the slots: the scan touches one or two cache lines
-      if (keys_[i] == k) return &slots_[i];
-    int i;
-    if (n_ < kSlots) {
-      i = n_++;
-    } else {
-      i = next_evict_;
-      next_evict_ = (next_evict_ + 1) % kSlots;
-    }
-    keys_[i] = k;
-    std::memset(slots_[i].known, 0, sizeof slots_[i].known);
-    return &slots_[i];
-  }
-
- private:
-  struct Key {
-    uint64_t serial;
-    int16_t vx, vy;
-    int32_t metric;
-    bool operator==(const Key& o) const {
-      return serial == o.serial && vx == o.vx && vy == o.vy && metric == o.metric;
-    }
-  };
-  bool same_source(const uint8_t* cur_mb, int stride) const {
-#if defined(__SSE2__)
-    __m128i eq = _mm_set1_epi8(-1);
-    for (int y = 0; y < 16; ++y)
-      eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(cur_mb + y * stride)),
-                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src_ + 16 * y))));
-    return _mm_movemask_epi8(eq) == 0xFFFF;
-#else
-    for (int y = 0; y < 16; ++y)
-      if (std::memcmp(src_ + 16 * y, cur_mb + y * stride, 16) != 0) return false;
-    return true;
-#endif
-  }
-
-  int n_ = -1;  // slots in use; -1: no macroblock yet
-  int next_evict_ = 0;
-  int mb_px_ = 0, mb_py_ = 0;
-  uint8_t src_[256];
-  Key keys_[kSlots];
-  Slot slots_[kSlots];
-};
-
 // Sum of the d[i] whose bit i is set in mask (16 values of at most 8160: fits 32 bits, and pmaddwd's signed
 // 16-bit inputs).
 inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
@@ -265,11 +193,6 @@ inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
     if (mask >> i & 1) sum += d[i];
   return sum;
 #endif
-}
-
-DistortionMemo& memo() {
-  thread_local DistortionMemo m;
-  return m;
 }
 
 }  // namespace
@@ -296,13 +219,14 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   const bool planes = p.planes && p.planes->covers(X, Y, w, h);
   const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
-  // With the planes, distortions go through the macroblock's memo; the rare blocks beyond the planes (and calls
-  // without planes) compute the partition's distortion directly. Same values either way.
+  // With the planes and a memo, distortions go through the macroblock's memo; the rare blocks beyond the planes
+  // (and calls without planes or memo) compute the partition's distortion directly. Same values either way.
   DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
-  if (planes && !(table_h && table_q)) {
-    memo().enter(mb_px, mb_py, cur_mb, cur_stride);
-    slot_h = memo().slot(p.planes->serial, ic.mv, p.hpel_metric);
-    slot_q = p.qpel_metric == p.hpel_metric ? slot_h : memo().slot(p.planes->serial, ic.mv, p.qpel_metric);
+  const bool memo = planes && p.memo && !(table_h && table_q);
+  if (memo) {
+    p.memo->enter(mb_px, mb_py, cur_mb, cur_stride);
+    slot_h = p.memo->slot(p.planes->serial, ic.mv, p.hpel_metric);
+    slot_q = p.qpel_metric == p.hpel_metric ? slot_h : p.memo->slot(p.planes->serial, ic.mv, p.qpel_metric);
   }
   const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
   const Block4x4Funcs& b4 = block4x4_best();
@@ -310,7 +234,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
     if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
       return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
     int ps;
-    if (!planes) {
+    if (!memo) {
       const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
       const uint32_t d =
           metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);

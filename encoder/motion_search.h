@@ -26,6 +26,7 @@
 namespace gme {
 
 struct HalfpelPlanes;  // common/halfpel.h
+class DistortionMemo;  // encoder/subpel_memo.h
 
 struct MotionSearchParams {
   int lambda_factor_fpel, lambda_factor_hpel, lambda_factor_qpel;  // JM lambda_mf[P][qp][F/H/Q_PEL]
@@ -37,6 +38,9 @@ struct MotionSearchParams {
   // Optional: the reference's precomputed full/half-pel planes (common/halfpel.h); nullptr interpolates locally.
   // Same results either way.
   const HalfpelPlanes* planes = nullptr;
+  // Optional, with planes: the macroblock loop's memo of 4x4 distortions (encoder/subpel_memo.h). Same results
+  // without it.
+  DistortionMemo* memo = nullptr;
 };
 
 struct MotionResult {

@@ -168,7 +168,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
         // picture or an intra-only run, which never are); part of the sub-pel stage's cost.
         const auto t_hp = Clock::now();
         auto planes = std::make_shared<HalfpelPlanes>();
-        build_halfpel_planes(f.plane[0], planes.get());
+        build_halfpel_planes(f.plane[0], planes.get(), &s.halfpel_scratch);
         f.halfpel = std::move(planes);
         planes_seconds += seconds_since(t_hp);
       }

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/halfpel.h"
 #include "common/mbinfo.h"
 #include "common/pixel.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/me_interface.h"
 #include "encoder/params.h"
+#include "encoder/subpel_memo.h"
 
 namespace gme {
 
@@ -41,6 +43,8 @@ struct EncoderState {
   std::future<std::unique_ptr<PictureIntegerSearch>> pending_search;
   std::string pending_why;  // written by the background start-up, read after the future is ready
   std::string me_path = "none";
+  std::unique_ptr<DistortionMemo> subpel_memo = std::make_unique<DistortionMemo>();  // the MB loop's (~110 KB)
+  HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
 };
 

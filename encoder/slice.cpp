@@ -61,6 +61,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   ic.msp.hpel_metric = p.me_distortion_hpel;
   ic.msp.qpel_metric = p.me_distortion_qpel;
   ic.msp.disable_subpel = p.disable_subpel_me;
+  ic.msp.memo = s.subpel_memo.get();
 
   int mb = 0;
   int slice_id = 0;

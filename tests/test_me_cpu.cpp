@@ -18,6 +18,7 @@
 #include "encoder/me_fullfast_kernels.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
+#include "encoder/subpel_memo.h"
 #include "gpu/me_twin.h"
 
 namespace gme {
@@ -485,8 +486,9 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
     for (int x = 0; x < 48; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
   cur.extend_borders();
   const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
-  HalfpelPlanes planes;  // the precomputed-planes path must give the oracle's results too
+  HalfpelPlanes planes;  // the precomputed-planes path (with the memo, as the encoder runs it) must agree too
   build_halfpel_planes(ref, &planes);
+  DistortionMemo memo;
   for (const PixelFuncs* px : variants())
     for (auto& m : metrics)
       for (bool disable : {false, true})
@@ -495,6 +497,7 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
           MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], disable};
           p.zero_mv_bonus = bonus;
           p.planes = use_planes ? &planes : nullptr;
+          p.memo = use_planes ? &memo : nullptr;
           auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, *px);
           for (int my = 0; my < 3; ++my)
             for (int mx = 0; mx < 3; ++mx) {
