@@ -95,6 +95,21 @@ void check_search_request(const PictureSearchRequest& req) {
   }
 }
 
+PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*> refs, int search_range, int top_k,
+                                     int lambda_factor) {
+  PictureSearchRequest req;
+  req.cur = &cur;
+  req.refs = std::move(refs);
+  req.mb_width = cur.width / 16;
+  req.mb_height = cur.height / 16;
+  req.search_range = search_range;
+  req.top_k = top_k;
+  req.lambda_factor = lambda_factor;
+  req.centre.assign(req.refs.size() * req.mb_width * req.mb_height, MV(0, 0));
+  req.penalty_pred = req.centre;
+  return req;
+}
+
 void spiral_offset(int s, int* dx, int* dy) {
   // Ring l holds indices [(2l-1)^2, (2l+1)^2), so l = (floor(sqrt(s)) + 1) / 2.
   int q = static_cast<int>(std::sqrt(static_cast<double>(s)));

@@ -1,6 +1,7 @@
 // The plain C++ twin of the GPU integer search, and the request checks and key arithmetic both sides share.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "encoder/me_interface.h"
 
@@ -23,6 +24,11 @@ constexpr int kSpiralBits = 17;
 inline uint64_t candidate_key(uint64_t cost, int spiral) {
   return (cost << kSpiralBits) | static_cast<uint64_t>(spiral);
 }
+
+// A request over whole pictures (their coded size gives the macroblock grid) with every window centred at (0, 0)
+// and its penalty taken against (0, 0), the paper's mode; callers adjust fields from there.
+PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*> refs, int search_range, int top_k,
+                                     int lambda_factor);
 
 // Inverse of spiral_index() (me_interface.h): the offset (dx, dy) of spiral position s.
 void spiral_offset(int s, int* dx, int* dy);

@@ -473,18 +473,25 @@ MotionResult subpel_oracle(const Candidate& ic, int part, MV pred, const Plane& 
   return r;
 }
 
+// A current picture whose macroblock (mx, my) is `ref` interpolated at quarter-pel vector mv(mx, my), plus noise
+// of +-3: sub-pel positions matter, and the true vector is not exactly a winner.
+template <typename MvOf>
+Plane interpolated_current(const Plane& ref, MvOf mv, std::mt19937& rng) {
+  Plane cur;
+  cur.alloc(ref.width, ref.height, kLumaPad);
+  for (int my = 0; my < ref.height / 16; ++my)
+    for (int mx = 0; mx < ref.width / 16; ++mx)
+      mc_luma(cur.at(16 * mx, 16 * my), cur.stride, ref, 16 * mx, 16 * my, mv(mx, my), 16, 16);
+  for (int y = 0; y < ref.height; ++y)
+    for (int x = 0; x < ref.width; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
+  cur.extend_borders();
+  return cur;
+}
+
 TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
   std::mt19937 rng(29);
   const Plane ref = make_plane(48, 48, rng, 1);
-  // Current = reference interpolated at (+5, -3) quarter pels plus noise, so sub-pel positions matter.
-  Plane cur;
-  cur.alloc(48, 48, kLumaPad);
-  for (int my = 0; my < 3; ++my)
-    for (int mx = 0; mx < 3; ++mx)
-      mc_luma(cur.at(16 * mx, 16 * my), cur.stride, ref, 16 * mx, 16 * my, MV(5, -3), 16, 16);
-  for (int y = 0; y < 48; ++y)
-    for (int x = 0; x < 48; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
-  cur.extend_borders();
+  const Plane cur = interpolated_current(ref, [](int, int) { return MV(5, -3); }, rng);
   const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
   HalfpelPlanes planes;  // the precomputed-planes path (with the memo, as the encoder runs it) must agree too
   build_halfpel_planes(ref, &planes);
@@ -562,27 +569,11 @@ TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
 TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
   std::mt19937 rng(61);
   const Plane ref = make_plane(64, 48, rng, 1);
-  Plane cur;
-  cur.alloc(64, 48, kLumaPad);
-  for (int my = 0; my < 3; ++my)
-    for (int mx = 0; mx < 4; ++mx)
-      mc_luma(cur.at(16 * mx, 16 * my), cur.stride, ref, 16 * mx, 16 * my, MV(7 - 5 * mx, -3 + 3 * my), 16, 16);
-  for (int y = 0; y < 48; ++y)
-    for (int x = 0; x < 64; ++x) cur.at(x, y)[0] = clip_pixel(cur.at(x, y)[0] + static_cast<int>(rng() % 7) - 3);
-  cur.extend_borders();
+  const Plane cur = interpolated_current(ref, [](int mx, int my) { return MV(7 - 5 * mx, -3 + 3 * my); }, rng);
   const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
   for (auto& m : metrics) {
     MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], false};
-    PictureSearchRequest req;
-    req.cur = &cur;
-    req.refs = {&ref};
-    req.mb_width = 4;
-    req.mb_height = 3;
-    req.search_range = 5;
-    req.top_k = 3;
-    req.lambda_factor = p.lambda_factor_fpel;
-    req.centre.assign(12, MV(0, 0));
-    req.penalty_pred.assign(12, MV(0, 0));
+    PictureSearchRequest req = centred_request(cur, {&ref}, 5, 3, p.lambda_factor_fpel);
     req.subpel_metric = m[1];
     PictureCandidates cands;
     TwinPictureSearch().search(req, cands);
@@ -614,16 +605,7 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   std::mt19937 rng(62);
   const Plane ref = make_plane(48, 48, rng, 1);
   const Plane cur = make_plane(48, 48, rng, 1);
-  PictureSearchRequest req;
-  req.cur = &cur;
-  req.refs = {&ref};
-  req.mb_width = 3;
-  req.mb_height = 3;
-  req.search_range = 3;
-  req.top_k = 1;
-  req.lambda_factor = kL;
-  req.centre.assign(9, MV(0, 0));
-  req.penalty_pred.assign(9, MV(0, 0));
+  const PictureSearchRequest req = centred_request(cur, {&ref}, 3, 1, kL);
   PictureCandidates cands;
   TwinPictureSearch().search(req, cands);
   cands.subpel_metric = 2;

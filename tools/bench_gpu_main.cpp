@@ -23,6 +23,9 @@ using namespace gme;
 
 namespace {
 
+// lambda_mf at QP 28 for SAD, about sqrt(0.85 * 2^(16/3)) * 65536: the penalty every benchmark request uses.
+constexpr int kLambdaQp28 = 384000;
+
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -316,16 +319,7 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
     Plane cur, ref;
     make_pictures(sz.w, sz.coded_h, cur, ref);
     const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
-    PictureSearchRequest req;
-    req.cur = &cur;
-    req.refs = {&ref};
-    req.mb_width = mbw;
-    req.mb_height = mbh;
-    req.search_range = 32;
-    req.top_k = 8;
-    req.lambda_factor = 384000;
-    req.centre.assign(static_cast<size_t>(mbw) * mbh, MV(0, 0));
-    req.penalty_pred = req.centre;
+    PictureSearchRequest req = centred_request(cur, {&ref}, 32, 8, kLambdaQp28);
     req.zero_copy = true;
     PictureCandidates got;
     auto timed = [&](int metric) {
@@ -403,15 +397,7 @@ int main(int argc, char** argv) {
     // first call (module load of the kernels it runs, allocations), here 640x480 SR 32 K 8 with tables.
     Plane cur, ref;
     make_pictures(640, 480, cur, ref);
-    PictureSearchRequest req;
-    req.cur = &cur;
-    req.refs = {&ref};
-    req.mb_width = 40;
-    req.mb_height = 30;
-    req.top_k = 8;
-    req.lambda_factor = 384000;
-    req.centre.assign(1200, MV(0, 0));
-    req.penalty_pred = req.centre;
+    PictureSearchRequest req = centred_request(cur, {&ref}, 32, 8, kLambdaQp28);
     req.zero_copy = true;
     req.subpel_metric = 2;
     PictureCandidates got;
@@ -439,16 +425,7 @@ int main(int argc, char** argv) {
                         {16, 8}, {32, 8}, {64, 8}, {16, 16}, {32, 16}, {64, 16}};
     for (const Run& run : runs) {
       if (only_w && (only_w != sz.w || only_range != run.range || only_k != run.k)) continue;
-      PictureSearchRequest req;
-      req.cur = &cur;
-      req.refs = {&ref};
-      req.mb_width = mbw;
-      req.mb_height = mbh;
-      req.search_range = run.range;
-      req.top_k = run.k;
-      req.lambda_factor = 384000;  // lambda_mf at QP 28 for SAD, about sqrt(0.85 * 2^(16/3)) * 65536
-      req.centre.assign(static_cast<size_t>(mbw) * mbh, MV(0, 0));
-      req.penalty_pred.assign(static_cast<size_t>(mbw) * mbh, MV(0, 0));
+      PictureSearchRequest req = centred_request(cur, {&ref}, run.range, run.k, kLambdaQp28);
       req.zero_copy = true;  // as the encoder asks: the answer is a view of the download buffer, no host copy
       const double absdiffs = static_cast<double>(mbw) * mbh * window_positions(run.range) * 256.0;
       PictureCandidates got;
