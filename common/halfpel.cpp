@@ -139,6 +139,36 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scr
 
 }  // namespace
 
+void build_halfpel_region(const Plane& luma, int x, int y, int cols, int rows, int stride, uint8_t* g, uint8_t* b,
+                          uint8_t* h, uint8_t* j) {
+#if defined(GME_HP_SSE2)
+  auto* b1_row = b1_row_sse2;
+  auto* output_row = output_row_sse2;
+#else
+  auto* b1_row = b1_row_c;
+  auto* output_row = output_row_c;
+#endif
+  // Rows -2 .. rows+2 of G (columns -2 .. cols+2, edge-replicated, 8 bytes of slack for the 8-wide loads) and b1.
+  constexpr int kExtW = kHalfpelRegionMax + 5 + 8, kExtRows = kHalfpelRegionMax + 5;
+  uint8_t ext[kExtRows][kExtW];
+  int16_t b1[kExtRows][kHalfpelRegionMax + 8];
+  for (int r = 0; r < rows + 5; ++r) {
+    const uint8_t* src = luma.row(clip3(0, luma.height - 1, y - 2 + r));
+    for (int c = 0; c < cols + 5; ++c) ext[r][c] = src[clip3(0, luma.width - 1, x - 2 + c)];
+    b1_row(ext[r], cols, b1[r]);
+  }
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* e[6];
+    const int16_t* t[6];
+    for (int k = 0; k < 6; ++k) {
+      e[k] = ext[r + k] + 2;  // column 0 = region column 0
+      t[k] = b1[r + k];
+    }
+    const int o = r * stride;
+    output_row(e, t, cols, g + o, b + o, h + o, j + o);
+  }
+}
+
 void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch* scratch) {
   build(luma, out, true, scratch);
 }

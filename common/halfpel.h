@@ -44,4 +44,11 @@ void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch*
 // The same with plain C++ loops only: the reference the SIMD build is tested against (tests/test_mc.cpp).
 void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out);
 
+// The four sample kinds of a small region only (cols, rows <= kHalfpelRegionMax), for blocks beyond the planes:
+// G, b, h, j at the region's position (r, c), whose G sample is luma (x + c, y + r) with edge replication, are
+// written to g/b/h/j[r * stride + c]. Same row kernels as the plane build, so the same values.
+constexpr int kHalfpelRegionMax = 18;
+void build_halfpel_region(const Plane& luma, int x, int y, int cols, int rows, int stride, uint8_t* g, uint8_t* b,
+                          uint8_t* h, uint8_t* j);
+
 }  // namespace gme

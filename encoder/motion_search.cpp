@@ -39,19 +39,10 @@ class SubpelRegion {
       : bw_(w), bh_(h), stride_(planes.g.stride), gp_(planes.g.at(X - 1, Y - 1)), bp_(planes.b.at(X - 1, Y - 1)),
         hp_(planes.h.at(X - 1, Y - 1)), jp_(planes.j.at(X - 1, Y - 1)) {}
 
+  // Built locally (blocks beyond the planes, or no planes): the same sample kinds over the region only.
   SubpelRegion(const Plane& ref, int X, int Y, int w, int h)
-      : bw_(w), bh_(h), stride_(kW), gp_(&raw_[2][2]), bp_(&b_[0][0]), hp_(&h_[0][0]), jp_(&j_[0][0]) {
-    // raw: integer samples of [X-3, X-3+kW) x [Y-3, Y+h+4) (6-tap support and then some), as edge replication
-    // gives them: straight from the padded plane where it covers the row, else coordinates clamped one by one.
-    for (int r = 0; r < h + 7; ++r) {
-      const uint8_t* row = ref.row(clip3(0, ref.height - 1, Y - 3 + r));
-      if (X - 3 >= -ref.pad && X - 3 + kW <= ref.width + ref.pad) {
-        std::memcpy(raw_[r], row + X - 3, kW);
-      } else {
-        for (int c = 0; c < kW; ++c) raw_[r][c] = row[clip3(0, ref.width - 1, X - 3 + c)];
-      }
-    }
-    build_half_planes();
+      : bw_(w), bh_(h), stride_(kW), gp_(&g_[0][0]), bp_(&b_[0][0]), hp_(&h_[0][0]), jp_(&j_[0][0]) {
+    build_halfpel_region(ref, X - 1, Y - 1, w + 2, h + 2, kW, &g_[0][0], &b_[0][0], &h_[0][0], &j_[0][0]);
   }
 
   // Plane pointers (row stride stride_) of the sample kinds, at region position (r, c).
@@ -102,75 +93,12 @@ class SubpelRegion {
   }
 
  private:
-  // b: rows 0..h+1, columns 0..w (half pel right of G); h: rows 0..h, columns 0..w+1 (half pel below G);
-  // j: rows 0..h, columns 0..w, from the unrounded horizontal intermediates b1 of rows -2..h+3.
-  void build_half_planes() {
-#if defined(__SSE2__)
-    const __m128i z = _mm_setzero_si128();
-    auto load = [&](const uint8_t* p) {
-      return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), z);
-    };
-    // (p0 + p5) - 5 (p1 + p4) + 20 (p2 + p3) in 16 bits: -2550 .. 10710.
-    auto tap = [](__m128i p0, __m128i p1, __m128i p2, __m128i p3, __m128i p4, __m128i p5) {
-      const __m128i s14 = _mm_add_epi16(p1, p4), s23 = _mm_add_epi16(p2, p3);
-      const __m128i t = _mm_sub_epi16(_mm_slli_epi16(s23, 2), s14);  // 4 s23 - s14
-      return _mm_add_epi16(_mm_add_epi16(p0, p5), _mm_add_epi16(_mm_slli_epi16(t, 2), t));  // + 5 (4 s23 - s14)
-    };
-    auto round5 = [&](__m128i v) {  // Clip1((v + 16) >> 5), 8 values -> 8 bytes
-      return _mm_packus_epi16(_mm_srai_epi16(_mm_add_epi16(v, _mm_set1_epi16(16)), 5), z);
-    };
-    for (int rr = 0; rr < bh_ + 6; ++rr)  // b1 for raw rows 0..h+5 = region rows -2..h+3
-      for (int c = 0; c < bw_ + 1; c += 8) {
-        const uint8_t* p = &raw_[rr][c];
-        const __m128i v = tap(load(p), load(p + 1), load(p + 2), load(p + 3), load(p + 4), load(p + 5));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(&b1_[rr][c]), v);
-        if (rr >= 2 && rr < bh_ + 4) _mm_storel_epi64(reinterpret_cast<__m128i*>(&b_[rr - 2][c]), round5(v));
-      }
-    for (int r = 0; r < bh_ + 1; ++r)
-      for (int c = 0; c < bw_ + 2; c += 8) {
-        const uint8_t* p = &raw_[r][c + 2];
-        const __m128i v = tap(load(p), load(p + kW), load(p + 2 * kW), load(p + 3 * kW), load(p + 4 * kW),
-                              load(p + 5 * kW));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(&h_[r][c]), round5(v));
-      }
-    // j1 needs 32 bits: pairs of rows interleaved, multiplied by their common tap with pmaddwd.
-    const __m128i k1 = _mm_set1_epi16(1), k5 = _mm_set1_epi16(-5), k20 = _mm_set1_epi16(20);
-    const __m128i r512 = _mm_set1_epi32(512);
-    for (int r = 0; r < bh_ + 1; ++r)
-      for (int c = 0; c < bw_ + 1; c += 8) {
-        __m128i t[6];
-        for (int k = 0; k < 6; ++k) t[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&b1_[r + k][c]));
-        auto half = [&](auto unpack) {
-          __m128i s = _mm_madd_epi16(unpack(t[0], t[5]), k1);
-          s = _mm_add_epi32(s, _mm_madd_epi16(unpack(t[1], t[4]), k5));
-          s = _mm_add_epi32(s, _mm_madd_epi16(unpack(t[2], t[3]), k20));
-          return _mm_srai_epi32(_mm_add_epi32(s, r512), 10);
-        };
-        const __m128i lo = half([](__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); });
-        const __m128i hi = half([](__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); });
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(&j_[r][c]), _mm_packus_epi16(_mm_packs_epi32(lo, hi), z));
-      }
-#else
-    auto tap6 = [](auto p, int step) {
-      return p[-2 * step] - 5 * p[-step] + 20 * p[0] + 20 * p[step] - 5 * p[2 * step] + p[3 * step];
-    };
-    for (int rr = 0; rr < bh_ + 6; ++rr)
-      for (int c = 0; c < bw_ + 1; ++c) b1_[rr][c] = static_cast<int16_t>(tap6(&raw_[rr][c + 2], 1));
-    for (int r = 0; r < bh_ + 2; ++r)
-      for (int c = 0; c < bw_ + 1; ++c) b_[r][c] = clip_pixel((b1_[r + 2][c] + 16) >> 5);
-    for (int r = 0; r < bh_ + 1; ++r)
-      for (int c = 0; c < bw_ + 2; ++c) h_[r][c] = clip_pixel((tap6(&raw_[r + 2][c + 2], kW) + 16) >> 5);
-    for (int r = 0; r < bh_ + 1; ++r)
-      for (int c = 0; c < bw_ + 1; ++c) j_[r][c] = clip_pixel((tap6(&b1_[r + 2][c], kW) + 512) >> 10);
-#endif
-  }
-
   int bw_, bh_;
   int stride_;
   const uint8_t *gp_, *bp_, *hp_, *jp_;
-  uint8_t raw_[kRows][kW];
-  uint8_t b_[kRows][kW], h_[kRows][kW], j_[kRows][kW];
-  int16_t b1_[kRows][kW];
+  // Local planes: rows 0..h+1 and columns 0..w+1 written; rows are kW bytes so the 16-byte averaging loads stay
+  // inside them.
+  uint8_t g_[kRows][kW], b_[kRows][kW], h_[kRows][kW], j_[kRows][kW];
 };
 
 // Sum of the d[i] whose bit i is set in mask (16 values of at most 8160: fits 32 bits, and pmaddwd's signed

@@ -1,6 +1,6 @@
 // common/halfpel.cpp: the SIMD build of the full/half-pel planes against its plain C++ twin, bit for bit, over
 // the whole padded area, on random and extreme pictures of several sizes (test_mc.cpp checks the planes against
-// the standard's samples).
+// the standard's samples); a region built alone against the planes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -34,6 +34,34 @@ TEST(HalfpelBuild, SimdMatchesReference) {
             ASSERT_EQ(g[k]->at(x, y)[0], w[k]->at(x, y)[0])
                 << "plane " << k << " at " << x << "," << y << " size " << sz[0] << "x" << sz[1] << " mode " << mode;
     }
+}
+
+// A region built alone (blocks beyond the planes) equals the planes where they cover it, for every size up to the
+// limit, at the picture's corners and edges and across the planes' outer border (edge replication both ways).
+TEST(HalfpelBuild, RegionMatchesPlanes) {
+  std::mt19937 rng(7);
+  Plane ref;
+  ref.alloc(48, 32, kLumaPad);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 48; ++x) ref.at(x, y)[0] = (rng() & 3) ? static_cast<uint8_t>(rng()) : ((rng() & 1) ? 255 : 0);
+  ref.extend_borders();
+  HalfpelPlanes planes;
+  build_halfpel_planes_ref(ref, &planes);
+  const Plane* kinds[4] = {&planes.g, &planes.b, &planes.h, &planes.j};
+  for (int trial = 0; trial < 300; ++trial) {
+    const int cols = 1 + static_cast<int>(rng() % kHalfpelRegionMax), rows = 1 + static_cast<int>(rng() % kHalfpelRegionMax);
+    const int x = -kHalfpelPad + static_cast<int>(rng() % (48 + 2 * kHalfpelPad - cols + 1));
+    const int y = -kHalfpelPad + static_cast<int>(rng() % (32 + 2 * kHalfpelPad - rows + 1));
+    constexpr int kStride = 40;
+    uint8_t out[4][kHalfpelRegionMax * kStride];
+    build_halfpel_region(ref, x, y, cols, rows, kStride, out[0], out[1], out[2], out[3]);
+    for (int k = 0; k < 4; ++k)
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+          ASSERT_EQ(out[k][r * kStride + c], kinds[k]->at(x + c, y + r)[0])
+              << "kind " << k << " region " << cols << "x" << rows << " at (" << x << "," << y << ") sample (" << c
+              << "," << r << ")";
+  }
 }
 
 }  // namespace
