@@ -21,6 +21,12 @@
 namespace gme {
 namespace {
 
+#ifdef __CUDACC__
+#define GME_SUBPEL_UNROLL _Pragma("unroll")
+#else
+#define GME_SUBPEL_UNROLL
+#endif
+
 constexpr int kSubpelThreads = 256;
 constexpr int kSubpelTasks = 7 * 16;  // partition level x 4x4 block
 constexpr int kSubpelRaw = 10;        // integer samples per side: X-3 .. X+6 around the block at X
@@ -55,9 +61,11 @@ constexpr int kSubpelHBytes = kSubpelTasks * 5 * 6;                      // uint
 constexpr int kSubpelJBytes = kSubpelTasks * 5 * 5;                      // uint8 j[5][5]
 constexpr int kSubpelResBytes = kSubpelTasks * kSubpelOffsets * 2;       // uint16 distortion[49]
 constexpr int kSubpelOrgBytes = kSubpelTasks * 8;                        // int32 X, Y
+constexpr int kSubpelAliasBytes = kSubpelTasks * 4;                      // int32: task computing the same values
 constexpr int kSubpelCurBytes = 256;
 constexpr size_t kSubpelSmemBytes = kSubpelRawBytes + kSubpelB1Bytes + kSubpelBBytes + kSubpelHBytes +
-                                    kSubpelJBytes + kSubpelResBytes + kSubpelOrgBytes + kSubpelCurBytes;
+                                    kSubpelJBytes + kSubpelResBytes + kSubpelOrgBytes + kSubpelAliasBytes +
+                                    kSubpelCurBytes;
 
 // Partition (me_interface.h numbering) of level L (0 16x16, 1 16x8, 2 8x16, 3 8x8, 4 8x4, 5 4x8, 6 4x4) that holds
 // 4x4 block (bx, by).
@@ -84,6 +92,41 @@ __device__ __forceinline__ int subpel_tap6(int p0, int p1, int p2, int p3, int p
 
 __device__ __forceinline__ int subpel_clip_pixel(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 
+// The two plane samples whose rounded average is the quarter-pel sample of Table 8-12 kind `k` (fy * 4 + fx) at
+// region position (r, c): (kind, row offset, column offset) each, as SubpelRegion::predict picks them on the CPU.
+__device__ __forceinline__ void subpel_sample_sources(int k, int& ka, int& ra, int& ca, int& kb, int& rb, int& cb) {
+  ra = ca = rb = cb = 0;
+  switch (k) {
+    case 0: ka = kb = 0; break;                         // G
+    case 1: ka = 0; kb = 1; break;                      // a = (G + b)
+    case 2: ka = kb = 1; break;                         // b
+    case 3: ka = 0; ca = 1; kb = 1; break;              // c = (G right + b)
+    case 4: ka = 0; kb = 2; break;                      // d = (G + h)
+    case 5: ka = 1; kb = 2; break;                      // e = (b + h)
+    case 6: ka = 1; kb = 3; break;                      // f = (b + j)
+    case 7: ka = 1; kb = 2; cb = 1; break;              // g = (b + h right)
+    case 8: ka = kb = 2; break;                         // h
+    case 9: ka = 2; kb = 3; break;                      // i = (h + j)
+    case 10: ka = kb = 3; break;                        // j
+    case 11: ka = 3; kb = 2; cb = 1; break;             // k = (j + h right)
+    case 12: ka = 0; ra = 1; kb = 2; break;             // n = (G below + h)
+    case 13: ka = 2; kb = 1; rb = 1; break;             // p = (h + b below)
+    case 14: ka = 3; kb = 1; rb = 1; break;             // q = (j + b below)
+    default: ka = 2; ca = 1; kb = 1; rb = 1; break;     // r = (h right + b below)
+  }
+}
+
+// Region position (0, 0) of plane `kind` of task t, and its row stride.
+__device__ __forceinline__ const uint8_t* subpel_plane(int kind, int t, const uint8_t* s_raw, const uint8_t* s_b,
+                                                       const uint8_t* s_h, const uint8_t* s_j, int& stride) {
+  switch (kind) {
+    case 0: stride = 10; return s_raw + t * 100 + 2 * 10 + 2;  // G(r, c) = raw[r + 2][c + 2]
+    case 1: stride = 5; return s_b + t * 30;
+    case 2: stride = 6; return s_h + t * 30;
+    default: stride = 5; return s_j + t * 25;
+  }
+}
+
 __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const SubpelKernelArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint8_t* s_raw = smem;
@@ -94,7 +137,8 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   uint16_t* s_res = reinterpret_cast<uint16_t*>(s_j + kSubpelJBytes);
   int* s_org = reinterpret_cast<int*>(smem + kSubpelRawBytes + kSubpelB1Bytes + kSubpelBBytes + kSubpelHBytes +
                                       kSubpelJBytes + kSubpelResBytes);
-  uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_org + 2 * kSubpelTasks);
+  int* s_alias = s_org + 2 * kSubpelTasks;
+  uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_alias + kSubpelTasks);
 
   const int tid = threadIdx.x;
   const int mb = a.mb_first + blockIdx.x;
@@ -110,10 +154,21 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
     s_org[2 * tid + 1] = mb_py + 4 * by + mvy / 4;
   }
   __syncthreads();
+  // A block whose partition at a coarser level has the same first candidate has the same 49 values there: only
+  // the coarsest level of each (block, vector) is computed (the levels of a macroblock's first candidates mostly
+  // agree), the others read it.
+  if (tid < kSubpelTasks) {
+    int alias = tid;
+    for (int t = tid - 16; t >= 0; t -= 16)  // the same block at the levels above
+      if (s_org[2 * t] == s_org[2 * tid] && s_org[2 * t + 1] == s_org[2 * tid + 1]) alias = t;
+    s_alias[tid] = alias;
+  }
+  __syncthreads();
 
   // 1. Integer samples raw[r][c] = ref(X - 3 + c, Y - 3 + r), clamped into the picture.
   for (int i = tid; i < kSubpelRawBytes; i += kSubpelThreads) {
     const int t = i / (kSubpelRaw * kSubpelRaw), rc = i % (kSubpelRaw * kSubpelRaw);
+    if (s_alias[t] != t) continue;
     const int r = rc / kSubpelRaw, c = rc % kSubpelRaw;
     int x = s_org[2 * t] - 3 + c, y = s_org[2 * t + 1] - 3 + r;
     x = x < 0 ? 0 : x >= a.width ? a.width - 1 : x;
@@ -128,6 +183,7 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   //     columns 0..5.
   for (int i = tid; i < kSubpelTasks * 50; i += kSubpelThreads) {
     const int t = i / 50, rr = (i % 50) / 5, c = i % 5;
+    if (s_alias[t] != t) continue;
     const uint8_t* p = s_raw + t * 100 + rr * 10 + c;
     const int v = subpel_tap6(p[0], p[1], p[2], p[3], p[4], p[5]);
     s_b1[i] = static_cast<int16_t>(v);
@@ -135,6 +191,7 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   }
   for (int i = tid; i < kSubpelTasks * 30; i += kSubpelThreads) {
     const int t = i / 30, r = (i % 30) / 6, c = i % 6;
+    if (s_alias[t] != t) continue;
     const uint8_t* p = s_raw + t * 100 + r * 10 + c + 2;
     s_h[i] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(p[0], p[10], p[20], p[30], p[40], p[50]) + 16) >> 5));
   }
@@ -142,6 +199,7 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   // 2b. j(r, c): vertical taps over b1 rows r - 2 .. r + 3 (b1 rows r .. r + 5), rows and columns 0..4.
   for (int i = tid; i < kSubpelTasks * 25; i += kSubpelThreads) {
     const int t = i / 25, r = (i % 25) / 5, c = i % 5;
+    if (s_alias[t] != t) continue;
     const int16_t* p = s_b1 + t * 50 + r * 5 + c;
     s_j[i] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(p[0], p[5], p[10], p[15], p[20], p[25]) + 512) >> 10));
   }
@@ -151,43 +209,28 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   //    distortion against the source block.
   for (int i = tid; i < kSubpelTasks * kSubpelOffsets; i += kSubpelThreads) {
     const int t = i / kSubpelOffsets, oi = i % kSubpelOffsets;
+    if (s_alias[t] != t) continue;
     const int ox = oi % 7 - 3, oy = oi / 7 - 3;
     const int fx = ox & 3, fy = oy & 3, c0 = (ox >> 2) + 1, r0 = (oy >> 2) + 1;
-    const uint8_t* raw = s_raw + t * 100;
-    const uint8_t* bp = s_b + t * 30;
-    const uint8_t* hp = s_h + t * 30;
-    const uint8_t* jp = s_j + t * 25;
+    // Every sample of the prediction is (A + B + 1) >> 1 of two plane samples at fixed offsets (A = B for full-
+    // and half-pel positions), so the sample kind is chosen once per offset and the 16-sample loop is the same
+    // for all lanes (a switch per sample would serialise the warp over the 16 kinds its lanes hold).
+    int kind_a, dr_a, dc_a, kind_b, dr_b, dc_b;  // kind: 0 G, 1 b, 2 h, 3 j
+    subpel_sample_sources(fy * 4 + fx, kind_a, dr_a, dc_a, kind_b, dr_b, dc_b);
+    int stride_a, stride_b;
+    const uint8_t* pa = subpel_plane(kind_a, t, s_raw, s_b, s_h, s_j, stride_a);
+    const uint8_t* pb = subpel_plane(kind_b, t, s_raw, s_b, s_h, s_j, stride_b);
+    pa += (r0 + dr_a) * stride_a + c0 + dc_a;
+    pb += (r0 + dr_b) * stride_b + c0 + dc_b;
     const int blk = t & 15;
     const uint8_t* src = s_cur + (blk >> 2) * 64 + (blk & 3) * 4;
     int d[16];
+GME_SUBPEL_UNROLL
     for (int y = 0; y < 4; ++y)
-      for (int x = 0; x < 4; ++x) {
-        const int r = r0 + y, c = c0 + x;
-        auto G = [&](int rr, int cc) { return static_cast<int>(raw[(rr + 2) * 10 + cc + 2]); };
-        auto B = [&](int rr, int cc) { return static_cast<int>(bp[rr * 5 + cc]); };
-        auto H = [&](int rr, int cc) { return static_cast<int>(hp[rr * 6 + cc]); };
-        auto J = [&](int rr, int cc) { return static_cast<int>(jp[rr * 5 + cc]); };
-        int v;
-        switch (fy * 4 + fx) {
-          case 0: v = G(r, c); break;
-          case 1: v = (G(r, c) + B(r, c) + 1) >> 1; break;
-          case 2: v = B(r, c); break;
-          case 3: v = (G(r, c + 1) + B(r, c) + 1) >> 1; break;
-          case 4: v = (G(r, c) + H(r, c) + 1) >> 1; break;
-          case 5: v = (B(r, c) + H(r, c) + 1) >> 1; break;
-          case 6: v = (B(r, c) + J(r, c) + 1) >> 1; break;
-          case 7: v = (B(r, c) + H(r, c + 1) + 1) >> 1; break;
-          case 8: v = H(r, c); break;
-          case 9: v = (H(r, c) + J(r, c) + 1) >> 1; break;
-          case 10: v = J(r, c); break;
-          case 11: v = (J(r, c) + H(r, c + 1) + 1) >> 1; break;
-          case 12: v = (G(r + 1, c) + H(r, c) + 1) >> 1; break;
-          case 13: v = (H(r, c) + B(r + 1, c) + 1) >> 1; break;
-          case 14: v = (J(r, c) + B(r + 1, c) + 1) >> 1; break;
-          default: v = (H(r, c + 1) + B(r + 1, c) + 1) >> 1; break;
-        }
-        d[4 * y + x] = static_cast<int>(src[16 * y + x]) - v;
-      }
+GME_SUBPEL_UNROLL
+      for (int x = 0; x < 4; ++x)
+        d[4 * y + x] = static_cast<int>(src[16 * y + x]) -
+                       ((pa[y * stride_a + x] + pb[y * stride_b + x] + 1) >> 1);
     uint32_t dist = 0;
     if (a.metric == 2) {
       int m[16];
@@ -215,7 +258,8 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
     const int level = subpel_level_of(part);
     uint32_t sum = 0;
     for (int blk = 0; blk < 16; ++blk)
-      if (subpel_partition_of(level, blk & 3, blk >> 2) == part) sum += s_res[(level * 16 + blk) * kSubpelOffsets + oi];
+      if (subpel_partition_of(level, blk & 3, blk >> 2) == part)
+        sum += s_res[s_alias[level * 16 + blk] * kSubpelOffsets + oi];
     if (part == 0) out.d16x16[oi] = sum;
     else out.d[part - 1][oi] = static_cast<uint16_t>(sum);
   }
