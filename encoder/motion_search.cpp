@@ -123,65 +123,11 @@ inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
 #endif
 }
 
-}  // namespace
-
-MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
-                                     int cur_stride, const Plane& ref, int mb_px, int mb_py,
-                                     const MotionSearchParams& p, const PixelFuncs& px) {
-  const Candidate ic = src.best(part, pred);
-  MotionResult res;
-  res.pred = pred;
-  res.mv = ic.mv;
-  res.cost = static_cast<int64_t>(motion_cost(ic.sad, p.lambda_factor_fpel, ic.mv, pred));
-  if (p.disable_subpel) return res;
-
-  const PartitionGeometry g = partition_geometry(part);
-  const int w = 4 * g.w, h = 4 * g.h;
-  const BlockSize bs = block_size_of(w, h);
-  const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
-  const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
-  // Distortions the picture-level search computed ahead (me_interface.h, SubpelTable): when both stages have them,
-  // no pixel is touched here.
-  const SubpelTable* table_h = src.subpel(part, ic.mv, p.hpel_metric);
-  const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
-  const bool planes = p.planes && p.planes->covers(X, Y, w, h);
-  const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
-  alignas(16) uint8_t pbuf[16 * 16];
-  // With the planes and a memo, distortions go through the macroblock's memo; the rare blocks beyond the planes
-  // (and calls without planes or memo) compute the partition's distortion directly. Same values either way.
-  DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
-  const bool memo = planes && p.memo && !(table_h && table_q);
-  if (memo) {
-    p.memo->enter(mb_px, mb_py, cur_mb, cur_stride);
-    slot_h = p.memo->slot(p.planes->serial, ic.mv, p.hpel_metric);
-    slot_q = p.qpel_metric == p.hpel_metric ? slot_h : p.memo->slot(p.planes->serial, ic.mv, p.qpel_metric);
-  }
-  const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
-  const Block4x4Funcs& b4 = block4x4_best();
-  auto distortion = [&](int metric, int ox, int oy) -> int64_t {
-    if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
-      return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
-    int ps;
-    if (!memo) {
-      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
-      const uint32_t d =
-          metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
-      return static_cast<int64_t>(d) << kLambdaBits;
-    }
-    DistortionMemo::Slot& s = metric == p.hpel_metric ? *slot_h : *slot_q;
-    const int oi = (oy + 3) * 7 + (ox + 3);
-    uint16_t* d = s.d[oi];
-    const uint16_t missing = part_mask & ~s.known[oi];
-    if (missing) {
-      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
-      const Strip4x4Fn fn = metric == 2 ? b4.satd : b4.sad;
-      for (int r = 0; r < g.h; ++r)
-        if ((missing >> (4 * (g.y + r))) & 0xF)
-          fn(cur + 4 * r * cur_stride, cur_stride, pred_px + 4 * r * ps, ps, g.w, d + 4 * (g.y + r) + g.x);
-      s.known[oi] |= part_mask;
-    }
-    return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
-  };
+// JM's sub-pel refinement (SubPelBlockMotionSearch) around integer candidate ic, whose full-pel cost res holds:
+// the half-pel positions around it, then the quarter-pel positions around the best of those, in JM's spiral order.
+// distortion(metric, ox, oy): the partition's distortion << kLambdaBits at quarter-pel offset (ox, oy).
+template <typename Distortion>
+void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res, Distortion&& distortion) {
   auto mv_bits_cost = [&](int lambda, MV mv) {
     return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
   };
@@ -222,6 +168,83 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   }
   res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
+}
+
+}  // namespace
+
+MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
+                                     int cur_stride, const Plane& ref, int mb_px, int mb_py,
+                                     const MotionSearchParams& p, const PixelFuncs& px) {
+  const Candidate ic = src.best(part, pred);
+  MotionResult res;
+  res.pred = pred;
+  res.mv = ic.mv;
+  res.cost = static_cast<int64_t>(motion_cost(ic.sad, p.lambda_factor_fpel, ic.mv, pred));
+  if (p.disable_subpel) return res;
+
+  // Distortions the picture-level search computed ahead (me_interface.h, SubpelTable). When both stages have them
+  // (one table: the metrics agree), no pixel is touched: the GPU run's usual case.
+  const SubpelTable* table_h = src.subpel(part, ic.mv, p.hpel_metric);
+  const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
+  if (table_h && table_q) {
+    if (part == 0) {
+      const uint32_t* d = table_h->d16x16;
+      refine(ic, pred, p, res, [d](int, int ox, int oy) {
+        return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
+      });
+    } else {
+      const uint16_t* d = table_h->d[part - 1];
+      refine(ic, pred, p, res, [d](int, int ox, int oy) {
+        return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
+      });
+    }
+    return res;
+  }
+
+  const PartitionGeometry g = partition_geometry(part);
+  const int w = 4 * g.w, h = 4 * g.h;
+  const BlockSize bs = block_size_of(w, h);
+  const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
+  const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
+  const bool planes = p.planes && p.planes->covers(X, Y, w, h);
+  const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
+  alignas(16) uint8_t pbuf[16 * 16];
+  // With the planes and a memo, distortions go through the macroblock's memo; the rare blocks beyond the planes
+  // (and calls without planes or memo) compute the partition's distortion directly. Same values either way.
+  DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
+  const bool memo = planes && p.memo;
+  if (memo) {
+    p.memo->enter(mb_px, mb_py, cur_mb, cur_stride);
+    slot_h = p.memo->slot(p.planes->serial, ic.mv, p.hpel_metric);
+    slot_q = p.qpel_metric == p.hpel_metric ? slot_h : p.memo->slot(p.planes->serial, ic.mv, p.qpel_metric);
+  }
+  const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
+  const Block4x4Funcs& b4 = block4x4_best();
+  auto distortion = [&](int metric, int ox, int oy) -> int64_t {
+    if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
+      return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
+    int ps;
+    if (!memo) {
+      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const uint32_t d =
+          metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
+      return static_cast<int64_t>(d) << kLambdaBits;
+    }
+    DistortionMemo::Slot& s = metric == p.hpel_metric ? *slot_h : *slot_q;
+    const int oi = (oy + 3) * 7 + (ox + 3);
+    uint16_t* d = s.d[oi];
+    const uint16_t missing = part_mask & ~s.known[oi];
+    if (missing) {
+      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const Strip4x4Fn fn = metric == 2 ? b4.satd : b4.sad;
+      for (int r = 0; r < g.h; ++r)
+        if ((missing >> (4 * (g.y + r))) & 0xF)
+          fn(cur + 4 * r * cur_stride, cur_stride, pred_px + 4 * r * ps, ps, g.w, d + 4 * (g.y + r) + g.x);
+      s.known[oi] |= part_mask;
+    }
+    return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
+  };
+  refine(ic, pred, p, res, distortion);
   return res;
 }
 
