@@ -77,14 +77,14 @@ struct Candidate {
 // Sub-pel refinement (encoder/motion_search.cpp) evaluates quarter-pel positions within +-3/4 pel of the integer
 // vector the macroblock loop chose; their distortions (SAD or JM SATD of the partition against the 8.4.2.2.1
 // interpolation) do not depend on the predictor, only the choice among them does. The picture-level search can
-// therefore compute them ahead, for the candidate the loop is most likely to choose, the first of each list:
-// index (oy + 3) * 7 + (ox + 3) for quarter-pel offsets ox, oy in [-3, 3]. The loop uses a table only when the
-// vector it chose is that candidate and the metric is the table's; otherwise it computes as before. Same values,
-// same decisions, same stream.
+// therefore compute them ahead, for the candidates the loop is most likely to choose, the first `subpel_ranks` of
+// each list: index (oy + 3) * 7 + (ox + 3) for quarter-pel offsets ox, oy in [-3, 3]. The loop uses a table only
+// when the vector it chose is one of those candidates and the metric is the table's; otherwise it computes as
+// before. Same values, same decisions, same stream.
 constexpr int kSubpelOffsets = 49;
 inline int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 3); }
 
-struct SubpelTable {                                 // one per (ref, mb)
+struct SubpelTable {                                 // one per (ref, mb, rank)
   uint32_t d16x16[kSubpelOffsets];                   // partition 0 (16x16): JM SATD up to 16 * 8160
   uint16_t d[kNumPartitions - 1][kSubpelOffsets];    // partitions 1..40: at most 8 blocks of 4x4, < 65536
   uint32_t at(int part, int offset_index) const { return part == 0 ? d16x16[offset_index] : d[part - 1][offset_index]; }
@@ -111,8 +111,10 @@ struct PictureSearchRequest {
   // instead of copying into PictureCandidates::data: the CUDA search then hands out its page-locked download
   // buffer, saving a 3 MB (640x480, K = 8) host copy per picture. The candidates are the same either way.
   bool zero_copy = false;
-  // -1: no sub-pel tables; 0 (SAD) or 2 (JM SATD): also fill PictureCandidates' SubpelTables in this metric.
+  // -1: no sub-pel tables; 0 (SAD) or 2 (JM SATD): also fill PictureCandidates' SubpelTables in this metric, for
+  // the first subpel_ranks (1..top_k) candidates of every list.
   int subpel_metric = -1;
+  int subpel_ranks = 1;
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
@@ -122,8 +124,10 @@ struct PictureCandidates {
   int num_refs = 0, num_mbs = 0, top_k = 0;
   std::vector<Candidate> data;
   const Candidate* view = nullptr;  // set by a zero_copy answer: the candidates are there, `data` is unused
-  // Sub-pel tables, one per (ref, mb) in ref-major order, when the request asked for them (subpel_metric >= 0).
+  // Sub-pel tables, one per (ref, mb, rank < subpel_ranks) in that order, when the request asked for them
+  // (subpel_metric >= 0).
   int subpel_metric = -1;           // the tables' metric; -1: no tables in this answer
+  int subpel_ranks = 0;
   std::vector<SubpelTable> subpel;
   const SubpelTable* subpel_view = nullptr;  // zero_copy answers: the tables are there, `subpel` is unused
   void resize(int refs, int mbs, int k) {
@@ -131,14 +135,16 @@ struct PictureCandidates {
     view = nullptr;
     data.assign(static_cast<size_t>(refs) * mbs * kNumPartitions * k, Candidate{});
     subpel_metric = -1;
+    subpel_ranks = 0;
     subpel_view = nullptr;
     subpel.clear();
   }
-  const SubpelTable* subpel_at(int ref, int mb) const {
-    if (subpel_metric < 0) return nullptr;
+  const SubpelTable* subpel_at(int ref, int mb, int rank) const {
+    if (subpel_metric < 0 || rank >= subpel_ranks) return nullptr;
     const SubpelTable* t = subpel_view ? subpel_view : subpel.data();
-    return t + static_cast<size_t>(ref) * num_mbs + mb;
+    return t + (static_cast<size_t>(ref) * num_mbs + mb) * subpel_ranks + rank;
   }
+  size_t subpel_tables() const { return static_cast<size_t>(num_refs) * num_mbs * subpel_ranks; }
   size_t size() const { return static_cast<size_t>(num_refs) * num_mbs * kNumPartitions * top_k; }
   const Candidate* begin() const { return view ? view : data.data(); }
   Candidate* at(int ref, int mb, int part) {  // producers write into `data`

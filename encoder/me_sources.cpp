@@ -20,9 +20,11 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
-    const SubpelTable* t = cands_.subpel_at(ref_, mb_);
-    if (!t || metric != cands_.subpel_metric || !(mv == cands_.at(ref_, mb_, part)[0].mv)) return nullptr;
-    return t;
+    if (metric != cands_.subpel_metric) return nullptr;
+    const Candidate* c = cands_.at(ref_, mb_, part);
+    for (int k = 0; k < cands_.subpel_ranks; ++k)
+      if (c[k].mv == mv) return cands_.subpel_at(ref_, mb_, k);
+    return nullptr;
   }
 
   Candidate best(int part, MV exact_pred) override {
@@ -30,10 +32,17 @@ class RerankSource final : public IntegerCandidateSource {
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
+    // The same holds for the sub-pel tables (4 KB per macroblock and rank, read by the refinement right after this
+    // query): the first rank's row of the partition, 98 or 196 bytes, is fetched ahead too.
     if (mb_ + 2 < cands_.num_mbs) {
       const char* ahead = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 2, part));
       for (size_t off = 0; off < sizeof(Candidate) * static_cast<size_t>(cands_.top_k); off += 64)
         __builtin_prefetch(ahead + off);
+      if (const SubpelTable* t = cands_.subpel_at(ref_, mb_ + 2, 0)) {
+        const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
+        const size_t bytes = part == 0 ? sizeof t->d16x16 : sizeof t->d[0];
+        for (size_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(row + off);
+      }
     }
     if (!ranked_against_.empty() &&
         exact_pred == ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + static_cast<size_t>(mb_)])

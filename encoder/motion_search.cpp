@@ -124,49 +124,62 @@ inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
 }
 
 // JM's sub-pel refinement (SubPelBlockMotionSearch) around integer candidate ic, whose full-pel cost res holds:
-// the half-pel positions around it, then the quarter-pel positions around the best of those, in JM's spiral order.
-// distortion(metric, ox, oy): the partition's distortion << kLambdaBits at quarter-pel offset (ox, oy).
-template <typename Distortion>
+// the half-pel positions around it, then the quarter-pel positions around the best of those, in JM's spiral order;
+// the first strictly smaller cost wins. distortion(metric, ox, oy): the partition's distortion << kLambdaBits at
+// quarter-pel offset (ox, oy), never negative.
+//
+// kCheap (distortions are table reads): every position's cost is formed and the minimum taken without branches on
+// the data; otherwise (distortions computed on demand) a position whose mv bits alone reach the best cost is not
+// measured, as JM does. The two choose the same position: a skipped position's cost is at least the best one's.
+// The 9 candidates of a stage differ by one of 3 offsets per component, so 3 + 3 se_bits give all their bits.
+template <bool kCheap, typename Distortion>
 void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res, Distortion&& distortion) {
-  auto mv_bits_cost = [&](int lambda, MV mv) {
-    return static_cast<int64_t>(lambda) * (se_bits(mv.x - pred.x) + se_bits(mv.y - pred.y));
-  };
-
   // The integer search metric is SAD (MEDistortionFPel 0).
   const bool start_hp = p.hpel_metric == 0;
   const bool start_qp = p.hpel_metric == p.qpel_metric;
   const bool check_position0 = p.zero_mv_bonus && ic.mv == MV(0, 0);
 
-  int64_t min_cost = start_hp ? res.cost : INT64_MAX;
-  int best = 0;
-  for (int pos = start_hp ? 1 : 0; pos < 9; ++pos) {
-    const int ox = 2 * kSpiral[pos][0], oy = 2 * kSpiral[pos][1];
-    const MV cand(ic.mv.x + ox, ic.mv.y + oy);
-    int64_t cost = mv_bits_cost(p.lambda_factor_hpel, cand);
-    if (cost >= min_cost) continue;
-    cost += distortion(p.hpel_metric, ox, oy);
-    if (pos == 0 && check_position0) cost -= static_cast<int64_t>(p.lambda_factor_hpel) * 16;
-    if (cost < min_cost) {
-      min_cost = cost;
-      best = pos;
+  // One stage: centre offset (cx, cy), step 2 (half pel) or 1 (quarter pel); returns the best spiral position.
+  auto stage = [&](int cx, int cy, int step, int lambda, int metric, bool skip_centre, int64_t& min_cost) {
+    int64_t bits_x[3], bits_y[3];
+    for (int i = 0; i < 3; ++i) {
+      bits_x[i] = se_bits(ic.mv.x + cx + step * (i - 1) - pred.x);
+      bits_y[i] = se_bits(ic.mv.y + cy + step * (i - 1) - pred.y);
     }
-  }
-  const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
+    const int first = skip_centre ? 1 : 0;
+    int best = 0;
+    if constexpr (kCheap) {
+      int64_t cost[9];
+      for (int pos = first; pos < 9; ++pos)
+        cost[pos] = lambda * (bits_x[kSpiral[pos][0] + 1] + bits_y[kSpiral[pos][1] + 1]) +
+                    distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
+      if (first == 0 && step == 2 && check_position0) cost[0] -= static_cast<int64_t>(lambda) * 16;
+      for (int pos = first; pos < 9; ++pos) {
+        const bool lower = cost[pos] < min_cost;
+        min_cost = lower ? cost[pos] : min_cost;
+        best = lower ? pos : best;
+      }
+    } else {
+      for (int pos = first; pos < 9; ++pos) {
+        int64_t cost = lambda * (bits_x[kSpiral[pos][0] + 1] + bits_y[kSpiral[pos][1] + 1]);
+        if (cost >= min_cost) continue;
+        cost += distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
+        if (pos == 0 && step == 2 && check_position0) cost -= static_cast<int64_t>(lambda) * 16;
+        if (cost < min_cost) {
+          min_cost = cost;
+          best = pos;
+        }
+      }
+    }
+    return best;
+  };
 
+  int64_t min_cost = start_hp ? res.cost : INT64_MAX;
+  const int hbest = stage(0, 0, 2, p.lambda_factor_hpel, p.hpel_metric, start_hp, min_cost);
+  const int hx = 2 * kSpiral[hbest][0], hy = 2 * kSpiral[hbest][1];
   if (!start_qp) min_cost = INT64_MAX;
-  best = 0;
-  for (int pos = start_qp ? 1 : 0; pos < 9; ++pos) {
-    const int ox = hx + kSpiral[pos][0], oy = hy + kSpiral[pos][1];
-    const MV cand(ic.mv.x + ox, ic.mv.y + oy);
-    int64_t cost = mv_bits_cost(p.lambda_factor_qpel, cand);
-    if (cost >= min_cost) continue;
-    cost += distortion(p.qpel_metric, ox, oy);
-    if (cost < min_cost) {
-      min_cost = cost;
-      best = pos;
-    }
-  }
-  res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
+  const int qbest = stage(hx, hy, 1, p.lambda_factor_qpel, p.qpel_metric, start_qp, min_cost);
+  res.mv = MV(ic.mv.x + hx + kSpiral[qbest][0], ic.mv.y + hy + kSpiral[qbest][1]);
   res.cost = min_cost;
 }
 
@@ -189,12 +202,12 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
   if (table_h && table_q) {
     if (part == 0) {
       const uint32_t* d = table_h->d16x16;
-      refine(ic, pred, p, res, [d](int, int ox, int oy) {
+      refine<true>(ic, pred, p, res, [d](int, int ox, int oy) {
         return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
       });
     } else {
       const uint16_t* d = table_h->d[part - 1];
-      refine(ic, pred, p, res, [d](int, int ox, int oy) {
+      refine<true>(ic, pred, p, res, [d](int, int ox, int oy) {
         return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
       });
     }
@@ -244,7 +257,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
     }
     return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
   };
-  refine(ic, pred, p, res, distortion);
+  refine<false>(ic, pred, p, res, distortion);
   return res;
 }
 

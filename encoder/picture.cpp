@@ -1,5 +1,6 @@
 #include "encoder/picture.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <stdexcept>
@@ -58,12 +59,14 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   }
   req.penalty_pred = req.centre;
   PictureIntegerSearch& search = picture_search_ready(s);
-  // Sub-pel distortions of the first candidates come with the candidates when a GPU computes them (on the twin
-  // they would cost more than the refinement's own lazy evaluation, so only tests ask for them there). One table
-  // metric serves both refinement stages when they agree, else the quarter-pel stage.
+  // Sub-pel distortions of the first GPUSubpelRanks candidates come with the candidates when a GPU computes them
+  // (on the twin they would cost more than the refinement's own lazy evaluation, so only tests ask for them there).
+  // One table metric serves both refinement stages when they agree, else the quarter-pel stage.
   const bool on_gpu = std::string(search.name()).rfind("cuda:", 0) == 0;
-  if (!p.disable_subpel_me && (p.gpu_subpel_distortion == 2 || (p.gpu_subpel_distortion == 1 && on_gpu)))
+  if (!p.disable_subpel_me && (p.gpu_subpel_distortion == 2 || (p.gpu_subpel_distortion == 1 && on_gpu))) {
     req.subpel_metric = p.me_distortion_qpel;
+    req.subpel_ranks = std::min(p.gpu_subpel_ranks, p.gpu_top_k);
+  }
   search.search(req, cands);
   *seconds += seconds_since(t0);
   return make_rerank_source(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred));

@@ -220,6 +220,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"gpu_top_k\":" + std::to_string(p_.gpu_top_k) +
                     ",\"gpu_search_center\":" + std::to_string(p_.gpu_search_center) +
                     ",\"gpu_subpel_distortion\":" + std::to_string(p_.gpu_subpel_distortion) +
+                    ",\"gpu_subpel_ranks\":" + std::to_string(p_.gpu_subpel_ranks) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) + "}}}\n";
     stats_->write(j);
   }

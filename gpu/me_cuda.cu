@@ -335,10 +335,12 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   h_out_.reserve(out_bytes);
   const bool tables = req.subpel_metric >= 0;
   out.subpel_metric = -1;
+  out.subpel_ranks = 0;
   out.subpel_view = nullptr;
+  const size_t ranks = tables ? static_cast<size_t>(req.subpel_ranks) : 0;
   if (tables) {
-    d_tab_.reserve(n * sizeof(SubpelTable));
-    h_tab_.reserve(n * sizeof(SubpelTable));
+    d_tab_.reserve(n * ranks * sizeof(SubpelTable));
+    h_tab_.reserve(n * ranks * sizeof(SubpelTable));
   }
 
   // Bands of macroblock rows; upload chunk u carries pixel rows [u * band_px, (u + 1) * band_px) of every pending
@@ -401,11 +403,11 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     sa.ref = in_use[1 + l.ref]->pixels.as<uint8_t>();
     sa.mb_first = row0 * req.mb_width;
     sa.cands = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
-    sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs;
-    const int blocks = (row1 - row0) * req.mb_width;
+    sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs * ranks;
+    const int blocks = (row1 - row0) * req.mb_width * static_cast<int>(ranks);
     subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
     CUDA_CHECK_LAUNCH("subpel_table_kernel");
-    const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * sizeof(SubpelTable);
+    const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * ranks * sizeof(SubpelTable);
     CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off,
                                blocks * sizeof(SubpelTable), cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaEventRecord(pool_event(tab_ev_, i).get(), st));
@@ -466,12 +468,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   if (req.zero_copy) out.view = h_out_.as<Candidate>();
   if (tables) {
     out.subpel_metric = req.subpel_metric;
+    out.subpel_ranks = req.subpel_ranks;
     if (req.zero_copy) {
       out.subpel.clear();
       out.subpel_view = h_tab_.as<SubpelTable>();
     } else {
-      out.subpel.resize(n);
-      std::memcpy(out.subpel.data(), h_tab_.as<void>(), n * sizeof(SubpelTable));
+      out.subpel.resize(n * ranks);
+      std::memcpy(out.subpel.data(), h_tab_.as<void>(), n * ranks * sizeof(SubpelTable));
     }
   }
 }

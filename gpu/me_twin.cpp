@@ -83,6 +83,8 @@ void check_search_request(const PictureSearchRequest& req) {
     bad_request("centre/penalty_pred need one entry per (ref, macroblock): " + std::to_string(n));
   if (req.subpel_metric != -1 && req.subpel_metric != 0 && req.subpel_metric != 2)
     bad_request("subpel_metric " + std::to_string(req.subpel_metric) + " is not -1, 0 (SAD) or 2 (SATD)");
+  if (req.subpel_metric >= 0 && (req.subpel_ranks < 1 || req.subpel_ranks > req.top_k))
+    bad_request("subpel_ranks " + std::to_string(req.subpel_ranks) + " outside 1..top_k");
   if (!req.ref_ids.empty() && req.ref_ids.size() != req.refs.size())
     bad_request("ref_ids must be empty or have one id per reference");
   const int reach = 4 * req.search_range;
@@ -190,8 +192,9 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
     }
   }
   if (req.subpel_metric >= 0) {
-    out.subpel.resize(static_cast<size_t>(num_refs) * num_mbs);
-    subpel_tables_twin(req, out, req.subpel_metric, out.subpel.data());
+    out.subpel_ranks = req.subpel_ranks;
+    out.subpel.resize(out.subpel_tables());
+    subpel_tables_twin(req, out, req.subpel_metric, req.subpel_ranks, out.subpel.data());
     out.subpel_metric = req.subpel_metric;
   }
 }

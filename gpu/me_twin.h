@@ -37,11 +37,11 @@ void spiral_offset(int s, int* dx, int* dy);
 // me_interface.h: the partition tree the kernel and the twin share.
 void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]);
 
-// The plain twin of the sub-pel table kernel (gpu/subpel_kernel.cuh): for every (ref, mb, partition), the
-// distortion in `metric` (0 SAD, 2 JM SATD) of the partition at its first candidate plus each of the 49
-// quarter-pel offsets (SubpelTable), predicted with mc_luma (8.4.2.2.1) and measured with the plain pixel
-// primitives. `out` holds one table per (ref, mb), ref-major.
-void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric,
+// The plain twin of the sub-pel table kernel (gpu/subpel_kernel.cuh): for every (ref, mb, rank < ranks,
+// partition), the distortion in `metric` (0 SAD, 2 JM SATD) of the partition at its candidate of that rank plus
+// each of the 49 quarter-pel offsets (SubpelTable), predicted with mc_luma (8.4.2.2.1) and measured with the plain
+// pixel primitives. `out` holds one table per (ref, mb, rank) in that order.
+void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
                         SubpelTable* out);
 
 // The twin as a concrete class, so tests and the benchmark can call it directly.

@@ -2,9 +2,9 @@
 // after the integer search from its candidates. Its plain twin is subpel_tables_twin() (gpu/subpel_twin.cpp);
 // tests hold the two bit-exact on the device and, through gpu/kernel_emu.h, on the host.
 //
-// One block per macroblock. A partition at offset (ox, oy) is the sum of its 4x4 blocks, so the work is 112 tasks
-// (7 partition levels x 16 blocks of 4x4), each the 49 offsets around the integer vector its partition's first
-// candidate has:
+// One block per (macroblock, rank). A partition at offset (ox, oy) is the sum of its 4x4 blocks, so the work is 112
+// tasks (7 partition levels x 16 blocks of 4x4), each the 49 offsets around the integer vector its partition's
+// candidate of that rank has:
 //   1. every task's 10x10 integer samples around its block, coordinates clamped (= unbounded edge replication);
 //   2. per task the half-pel planes b (and its unrounded horizontal taps b1), h and j of 8.4.2.2.1, as in the
 //      CPU's SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within
@@ -35,11 +35,12 @@ struct SubpelKernelArgs {
   const uint8_t* cur;   // current luma, pitch bytes per row, width x height (coded size, no border)
   const uint8_t* ref;   // reference luma, same layout
   int pitch, width, height;
-  int mb_width, mb_first;  // the launch covers macroblocks mb_first .. mb_first + gridDim.x - 1
+  int mb_width, mb_first;  // the launch covers macroblocks mb_first .. mb_first + gridDim.x / ranks - 1
   int top_k;
+  int ranks;               // tables per macroblock: candidates 0 .. ranks - 1 of every list
   int metric;              // 0 SAD, 2 JM SATD
   const uint2* cands;      // this reference's candidates: (mb * 41 + part) * top_k + i, {MV as 2 x int16, SAD}
-  SubpelTable* out;        // this reference's tables, indexed by mb
+  SubpelTable* out;        // this reference's tables, indexed by mb * ranks + rank
 };
 
 // The fields that follow from the request; the caller sets the pointers and mb_first.
@@ -49,6 +50,7 @@ inline SubpelKernelArgs subpel_kernel_args(const PictureSearchRequest& req) {
   a.height = req.mb_height * 16;
   a.mb_width = req.mb_width;
   a.top_k = req.top_k;
+  a.ranks = req.subpel_ranks;
   a.metric = req.subpel_metric;
   return a;
 }
@@ -141,14 +143,14 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_alias + kSubpelTasks);
 
   const int tid = threadIdx.x;
-  const int mb = a.mb_first + blockIdx.x;
+  const int mb = a.mb_first + static_cast<int>(blockIdx.x) / a.ranks, rank = static_cast<int>(blockIdx.x) % a.ranks;
   const int mb_px = (mb % a.mb_width) * 16, mb_py = (mb / a.mb_width) * 16;
 
   s_cur[tid] = a.cur[(mb_py + (tid >> 4)) * a.pitch + mb_px + (tid & 15)];
   if (tid < kSubpelTasks) {
     const int level = tid >> 4, blk = tid & 15, bx = blk & 3, by = blk >> 2;
     const int part = subpel_partition_of(level, bx, by);
-    const uint32_t packed = a.cands[(static_cast<size_t>(mb) * kNumPartitions + part) * a.top_k].x;
+    const uint32_t packed = a.cands[(static_cast<size_t>(mb) * kNumPartitions + part) * a.top_k + rank].x;
     const int mvx = static_cast<int16_t>(packed & 0xFFFF), mvy = static_cast<int16_t>(packed >> 16);
     s_org[2 * tid] = mb_px + 4 * bx + mvx / 4;  // candidates are full-pel: exact
     s_org[2 * tid + 1] = mb_py + 4 * by + mvy / 4;
@@ -252,7 +254,7 @@ GME_SUBPEL_UNROLL
   __syncthreads();
 
   // 4. Partition sums, in the table's layout.
-  SubpelTable& out = a.out[mb];
+  SubpelTable& out = a.out[static_cast<size_t>(mb) * a.ranks + rank];
   for (int i = tid; i < kNumPartitions * kSubpelOffsets; i += kSubpelThreads) {
     const int part = i / kSubpelOffsets, oi = i % kSubpelOffsets;
     const int level = subpel_level_of(part);

@@ -10,7 +10,7 @@
 
 namespace gme {
 
-void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric,
+void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
                         SubpelTable* out) {
   const PixelFuncs& px = pixel_ref();
   const int num_mbs = req.mb_width * req.mb_height;
@@ -18,15 +18,16 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
   uint8_t pred[16 * 16];
   for (size_t r = 0; r < req.refs.size(); ++r) {
     const Plane& ref = *req.refs[r];
-    for (int mb = 0; mb < num_mbs; ++mb) {
-      SubpelTable& t = out[r * num_mbs + mb];
+    for (int mbr = 0; mbr < num_mbs * ranks; ++mbr) {
+      const int mb = mbr / ranks, rank = mbr % ranks;
+      SubpelTable& t = out[r * num_mbs * ranks + mbr];
       const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
       for (int part = 0; part < kNumPartitions; ++part) {
         const PartitionGeometry g = partition_geometry(part);
         const int x = mb_px + 4 * g.x, y = mb_py + 4 * g.y, w = 4 * g.w, h = 4 * g.h;
         int bs = 0;
         while (kBlockW[bs] != w || kBlockH[bs] != h) ++bs;
-        const MV mv = cands.at(static_cast<int>(r), mb, part)[0].mv;
+        const MV mv = cands.at(static_cast<int>(r), mb, part)[rank].mv;
         for (int oy = -3; oy <= 3; ++oy)
           for (int ox = -3; ox <= 3; ++ox) {
             mc_luma(pred, 16, ref, x, y, MV(mv.x + ox, mv.y + oy), w, h);

@@ -377,8 +377,8 @@ TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
 // ---- The sub-pel table kernel's source run on the host, as gpu/me_cuda.cu launches it --------------------------------
 std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req, const PictureCandidates& cands,
                                                 int metric) {
-  const int num_mbs = req.mb_width * req.mb_height;
-  std::vector<SubpelTable> out(req.refs.size() * num_mbs);
+  const int num_mbs = req.mb_width * req.mb_height, ranks = req.subpel_ranks;
+  std::vector<SubpelTable> out(req.refs.size() * num_mbs * ranks);
   std::memset(out.data(), 0xA5, out.size() * sizeof(SubpelTable));  // an unwritten entry cannot pass
   const std::vector<uint8_t> cur = strip(*req.cur);
   for (size_t r = 0; r < req.refs.size(); ++r) {
@@ -397,8 +397,8 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
     a.mb_first = 0;
     a.metric = metric;
     a.cands = packed.data();
-    a.out = out.data() + r * num_mbs;
-    emu_launch(num_mbs, kSubpelThreads, [&a] { subpel_table_kernel(a); });
+    a.out = out.data() + r * num_mbs * ranks;
+    emu_launch(num_mbs * ranks, kSubpelThreads, [&a] { subpel_table_kernel(a); });
   }
   return out;
 }
@@ -415,7 +415,7 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
 
 TEST(GpuSubpelKernelEmu, MatchesTwin) {
   // Random scenes with centres far outside the picture (clamped samples on every side), both metrics, K 1..3
-  // (the kernel reads the first of K), two references.
+  // with tables for the first or for all K candidates, two references.
   std::mt19937 rng(2718);
   TwinPictureSearch twin;
   for (int metric : {2, 0})
@@ -423,12 +423,13 @@ TEST(GpuSubpelKernelEmu, MatchesTwin) {
       for (int k : {1, 3}) {
         Scene s = make_scene(3, 2, 1 + (range == 3), range, k, rng, range == 1 ? Content::kNoise : Content::kSmooth);
         s.req.subpel_metric = metric;
+        s.req.subpel_ranks = range == 9 ? k : 1;
         PictureCandidates want;
         twin.search(s.req, want);
-        ASSERT_EQ(want.subpel.size(), s.req.refs.size() * 6);
+        ASSERT_EQ(want.subpel.size(), s.req.refs.size() * 6 * s.req.subpel_ranks);
         const std::vector<SubpelTable> got = emulated_subpel_tables(s.req, want, metric);
-        EXPECT_TRUE(same_tables(got.data(), want.subpel.data(), got.size())) << "metric " << metric << ", "
-                                                                              << describe(s.req);
+        EXPECT_TRUE(same_tables(got.data(), want.subpel.data(), got.size()))
+            << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
       }
 }
 
@@ -557,22 +558,24 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
         gpu->set_pipelined(pipelined);
         Scene s = make_scene(pipelined ? 11 : 4, pipelined ? 9 : 3, 1 + call % 3, 16, 1 + 7 * (call % 2), rng);
         s.req.subpel_metric = metric;
+        s.req.subpel_ranks = call % 4 == 3 ? s.req.top_k : 1;
         s.req.zero_copy = zero_copy;
         PictureCandidates got, want;
         search_->search(s.req, got);
         twin_.search(s.req, want);
         EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
         ASSERT_EQ(got.subpel_metric, metric);
-        const size_t n = s.req.refs.size() * s.req.mb_width * s.req.mb_height;
+        const size_t n = s.req.refs.size() * s.req.mb_width * s.req.mb_height * s.req.subpel_ranks;
         EXPECT_EQ(zero_copy ? got.subpel_view != nullptr : got.subpel.size() == n, true);
-        EXPECT_TRUE(same_tables(got.subpel_at(0, 0), want.subpel.data(), n)) << "metric " << metric << ", " << describe(s.req);
+        EXPECT_TRUE(same_tables(got.subpel_at(0, 0, 0), want.subpel.data(), n))
+            << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
         ++call;
       }
   // A request without tables answers without them.
   Scene s = make_scene(3, 2, 1, 4, 2, rng);
   PictureCandidates got;
   search_->search(s.req, got);
-  EXPECT_EQ(got.subpel_at(0, 0), nullptr);
+  EXPECT_EQ(got.subpel_at(0, 0, 0), nullptr);
 }
 
 TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {

@@ -609,6 +609,7 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   PictureCandidates cands;
   TwinPictureSearch().search(req, cands);
   cands.subpel_metric = 2;
+  cands.subpel_ranks = 1;
   cands.subpel.assign(9, SubpelTable{});
   for (SubpelTable& t : cands.subpel)
     for (int oy = -3; oy <= 3; ++oy)

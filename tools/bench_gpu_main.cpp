@@ -307,23 +307,25 @@ void stage2_sim(int width, int height, int range, const std::vector<int>& ks, in
 }  // namespace
 
 // The sub-pel tables (me_interface.h SubpelTable) the encoder asks for with the candidates: the extra time per
-// picture on the GPU (same call with and without tables, the encoder's case: both pictures uploaded, zero copy),
-// the kernel's plain twin on the CPU, and whether the two agree byte for byte.
+// picture on the GPU (same call with and without tables, the encoder's case: both pictures uploaded, zero copy)
+// for tables of the first 1, 2, 4 and 8 candidates, the kernel's plain twin on the CPU (first candidate), and
+// whether the two agree byte for byte.
 void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, int reps, bool no_twin) {
-  std::printf("\nSub-pel tables (SATD at the 49 quarter-pel offsets around each partition's first candidate), SR 32,\n"
-              "K 8, medians of %d calls, ms: wall without / with tables, the difference, the twin's tables alone.\n",
-              reps);
-  std::printf("%-10s %10s %10s %8s %9s %s\n", "size", "no_tables", "tables", "extra", "twin_ms", "identical");
+  std::printf("\nSub-pel tables (SATD at the 49 quarter-pel offsets around a partition's first `ranks` candidates),\n"
+              "SR 32, K 8, medians of %d calls, ms: wall without / with tables, the difference, the twin's tables\n"
+              "alone (ranks 1).\n", reps);
+  std::printf("%-10s %5s %10s %10s %8s %9s %s\n", "size", "ranks", "no_tables", "tables", "extra", "twin_ms",
+              "identical");
   struct Size { int w, h, coded_h; };
   for (const Size& sz : {Size{640, 480, 480}, Size{1920, 1080, 1088}}) {
     Plane cur, ref;
     make_pictures(sz.w, sz.coded_h, cur, ref);
-    const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
     PictureSearchRequest req = centred_request(cur, {&ref}, 32, 8, kLambdaQp28);
     req.zero_copy = true;
     PictureCandidates got;
-    auto timed = [&](int metric) {
+    auto timed = [&](int metric, int ranks) {
       req.subpel_metric = metric;
+      req.subpel_ranks = ranks;
       std::vector<double> w;
       for (int i = 0; i < 3; ++i) search.search(req, got);
       for (int i = 0; i < reps; ++i) {
@@ -333,28 +335,27 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
       }
       return median(w);
     };
-    double without = 0, with = 0;
-    if (gpu) {
-      without = timed(-1);
-      with = timed(2);
+    const double without = gpu ? timed(-1, 1) : 0;
+    for (int ranks : {8, 4, 2, 1}) {  // ranks 1 last: its answer is what the twin is compared with
+      const double with = gpu ? timed(2, ranks) : 0;
+      double twin_ms = -1;
+      std::string identical = "-";
+      if (ranks == 1 && !no_twin && (sz.w == 640 || !gpu)) {
+        PictureCandidates want;
+        req.subpel_metric = -1;
+        TwinPictureSearch().search(req, want);
+        std::vector<SubpelTable> tables(static_cast<size_t>(req.mb_width) * req.mb_height);
+        const double t0 = now_ms();
+        subpel_tables_twin(req, want, 2, 1, tables.data());
+        twin_ms = now_ms() - t0;
+        if (gpu)
+          identical = std::memcmp(tables.data(), got.subpel_at(0, 0, 0), tables.size() * sizeof(SubpelTable)) == 0
+                          ? "yes" : "NO";
+      }
+      std::printf("%4dx%-5d %5d %10.3f %10.3f %8.3f %9.1f %s\n", sz.w, sz.h, ranks, without, with, with - without,
+                  twin_ms, identical.c_str());
+      std::fflush(stdout);
     }
-    double twin_ms = -1;
-    std::string identical = "-";
-    if (!no_twin && (sz.w == 640 || !gpu)) {
-      PictureCandidates want;
-      req.subpel_metric = -1;
-      TwinPictureSearch().search(req, want);
-      std::vector<SubpelTable> tables(static_cast<size_t>(mbw) * mbh);
-      const double t0 = now_ms();
-      subpel_tables_twin(req, want, 2, tables.data());
-      twin_ms = now_ms() - t0;
-      if (gpu)
-        identical = std::memcmp(tables.data(), got.subpel_at(0, 0), tables.size() * sizeof(SubpelTable)) == 0 ? "yes"
-                                                                                                            : "NO";
-    }
-    std::printf("%4dx%-5d %10.3f %10.3f %8.3f %9.1f %s\n", sz.w, sz.h, without, with, with - without, twin_ms,
-                identical.c_str());
-    std::fflush(stdout);
   }
 }
 
