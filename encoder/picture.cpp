@@ -160,24 +160,37 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
     pp.deblock.beta_offset_div2 = p.df_beta[k];
   }
   std::vector<const Frame*> refs;
-  double planes_seconds = 0;
+  std::vector<Frame*> need_planes;  // references whose half-pel planes are not built yet
   if (pp.type == SliceType::P) {
     int nrefs = static_cast<int>(s.refs.size());
     if (p.p_list0_refs > 0 && p.p_list0_refs < nrefs) nrefs = p.p_list0_refs;
     for (int i = 0; i < nrefs; ++i) {
       Frame& f = *s.refs[i];
-      if (!p.disable_subpel_me && !f.halfpel) {
-        // The planes sub-pel refinement reads, built when a picture is first used as a reference (not for a last
-        // picture or an intra-only run, which never are); part of the sub-pel stage's cost.
-        const auto t_hp = Clock::now();
-        auto planes = std::make_shared<HalfpelPlanes>();
-        build_halfpel_planes(f.plane[0], planes.get(), &s.halfpel_scratch);
-        f.halfpel = std::move(planes);
-        planes_seconds += seconds_since(t_hp);
-      }
+      if (!p.disable_subpel_me && !f.halfpel) need_planes.push_back(&f);
       refs.push_back(&f);
     }
     pp.num_ref_idx_active = nrefs;
+  }
+  // The planes sub-pel refinement reads, built when a picture is first used as a reference (not for a last picture
+  // or an intra-only run, which never are); part of the sub-pel stage's cost. With the picture-level search they are
+  // built on another thread while search() waits for the GPU, and only a wait beyond the search counts.
+  auto build_planes = [&s, need_planes] {
+    for (Frame* f : need_planes) {
+      auto planes = std::make_shared<HalfpelPlanes>();
+      build_halfpel_planes(f->plane[0], planes.get(), &s.halfpel_scratch);
+      f->halfpel = std::move(planes);
+    }
+  };
+  double planes_seconds = 0;
+  std::future<void> planes_job;
+  if (!need_planes.empty()) {
+    if (p.gpu_integer_me == 1) {
+      planes_job = std::async(std::launch::async, build_planes);
+    } else {
+      const auto t_hp = Clock::now();
+      build_planes();
+      planes_seconds = seconds_since(t_hp);
+    }
   }
 
   PictureResult res;
@@ -205,6 +218,11 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   double picture_me_seconds = 0;
   std::unique_ptr<IntegerCandidateSource> source;
   if (pp.type == SliceType::P) source = make_integer_source(s, pp, src, refs, cands, &picture_me_seconds);
+  if (planes_job.valid()) {
+    const auto t_hp = Clock::now();
+    planes_job.get();
+    planes_seconds = seconds_since(t_hp);
+  }
   SliceLoopStats st = encode_slices(s, pp, src, *rec, refs, source.get(), out);
   res.num_slices = st.num_slices;
   res.times = st.times;
