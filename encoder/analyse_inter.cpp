@@ -95,6 +95,8 @@ struct Searcher {
                                              c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
     const double total = stage_clock_seconds() - t0;
     ic.times->subpel_me += total - (ic.times->integer_me - int_before);
+    ic.times->subpel_searches += !msp.disable_subpel;
+    ic.times->subpel_from_tables += r.from_table;
     int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
     *mv_out = r.mv;
     if (c.p->rd_optimization == 0 && part == kPart16x16 && skip_cost < cost) {

@@ -21,9 +21,13 @@ struct StageTimes {
   double coding = 0;       // transform, quantisation, reconstruction, CAVLC
   double deblocking = 0;
   double total = 0;
+  // Counts beside the times: sub-pel refinements (one per partition search) and how many of them read the GPU
+  // search's sub-pel tables instead of measuring pixels (GPUSubpelDistortion).
+  int64_t subpel_searches = 0, subpel_from_tables = 0;
   StageTimes& operator+=(const StageTimes& o) {
     integer_me += o.integer_me; picture_search += o.picture_search; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
     coding += o.coding; deblocking += o.deblocking; total += o.total;
+    subpel_searches += o.subpel_searches; subpel_from_tables += o.subpel_from_tables;
     return *this;
   }
 };

@@ -211,6 +211,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
         return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
       });
     }
+    res.from_table = true;
     return res;
   }
 
@@ -258,6 +259,7 @@ MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV p
     return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
   };
   refine<false>(ic, pred, p, res, distortion);
+  res.from_table = table_h || table_q;  // one stage's metric had a table
   return res;
 }
 

@@ -48,6 +48,8 @@ struct MotionResult {
   MV pred;       // the predictor the cost was taken against
   int64_t cost;  // JM fixed point (D << 16) + lambda * R, R = mv bits only (ref_idx bits are added by MD).
                  // Signed, unlike the first draft of the API: JM's check_position0 bonus can make it negative.
+  bool from_table = false;  // the refinement read distortions (of both stages, or of the one whose metric the
+                            // table has) from the search's SubpelTable (statistics)
 };
 
 // Integer candidate from `src` (begin_mb already called for this mb/ref), then JM sub-pel refinement.

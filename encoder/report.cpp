@@ -119,6 +119,8 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
                     ",\"time_integer_me_s\":" + jnum(r.times.integer_me, 6) +
                     ",\"time_picture_search_s\":" + jnum(r.times.picture_search, 6) +
                     ",\"time_subpel_me_s\":" + jnum(r.times.subpel_me, 6) +
+                    ",\"subpel_searches\":" + std::to_string(r.times.subpel_searches) +
+                    ",\"subpel_from_tables\":" + std::to_string(r.times.subpel_from_tables) +
                     ",\"time_mode_decision_s\":" + jnum(r.times.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(r.times.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(r.times.deblocking, 6) +
@@ -180,6 +182,10 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
        << ", parameter sets included) \n";
   con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
   con_ << " Integer ME                        : " << integer_me_path << "\n";
+  if (stages_.subpel_from_tables > 0)
+    con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
+         << " partition refinements (" << fmt("%.1f", 100.0 * stages_.subpel_from_tables / stages_.subpel_searches)
+         << " %)\n";
   con_ << "-------------------------------------------------------------------------------\n";
   con_.flush();
 
@@ -197,6 +203,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_integer_me_s\":" + jnum(stages_.integer_me, 6) +
                     ",\"time_picture_search_s\":" + jnum(stages_.picture_search, 6) +
                     ",\"time_subpel_me_s\":" + jnum(stages_.subpel_me, 6) +
+                    ",\"subpel_searches\":" + std::to_string(stages_.subpel_searches) +
+                    ",\"subpel_from_tables\":" + std::to_string(stages_.subpel_from_tables) +
                     ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(stages_.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(stages_.deblocking, 6) +

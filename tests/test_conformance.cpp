@@ -489,6 +489,14 @@ TEST(ConformanceGlobalShift, StatsSubpelVectorIsTheMostFrequent) {
       << " macroblocks; (9, -6) in " << histogram[{9, -6}] << "\n  " << clip.made_by << "\n  " << out.lencod_cmd;
 }
 
+// An integer field of the StatsFile's summary line ("key":N), or -1.
+long long summary_count(const std::string& stats, const std::string& key) {
+  const size_t line = stats.rfind("{\"summary\"");
+  if (line == std::string::npos) return -1;
+  const size_t at = stats.find("\"" + key + "\":", line);
+  return at == std::string::npos ? -1 : std::atoll(stats.c_str() + at + key.size() + 3);
+}
+
 // The GPU path's sub-pel tables (me_interface.h SubpelTable; GPUSubpelDistortion 2 has the CPU twin compute them as
 // the GPU does with 1) change no decision: the stream is byte-identical to the one whose refinement measures every
 // position itself (GPUSubpelDistortion 0), with both refinement metrics, two references and K 3, and decodes to
@@ -504,10 +512,16 @@ TEST(ConformanceSubpelTables, SameStreamAsCpuSubpel) {
     std::vector<std::string> p = {"GPUIntegerME=1", "IntraPeriod=0"};
     p.insert(p.end(), v.begin(), v.end());
     p.push_back("GPUSubpelDistortion=0");
-    ASSERT_TRUE(encode_and_verify(clip, 4, p, &cpu));
+    ASSERT_TRUE(encode_and_verify(clip, 4, p, &cpu, true));
     p.back() = "GPUSubpelDistortion=2";
-    ASSERT_TRUE(encode_and_verify(clip, 4, p, &tables));
+    ASSERT_TRUE(encode_and_verify(clip, 4, p, &tables, true));
     EXPECT_TRUE(cpu.stream == tables.stream) << "streams differ:\n  " << cpu.lencod_cmd << "\n  " << tables.lencod_cmd;
+    // Not vacuous: the second run did read tables for most refinements, the first for none.
+    const long long searches = summary_count(tables.stats, "subpel_searches");
+    EXPECT_GT(searches, 0);
+    EXPECT_EQ(summary_count(cpu.stats, "subpel_searches"), searches);
+    EXPECT_EQ(summary_count(cpu.stats, "subpel_from_tables"), 0);
+    EXPECT_GT(summary_count(tables.stats, "subpel_from_tables"), searches / 2) << tables.lencod_cmd;
   }
 }
 
