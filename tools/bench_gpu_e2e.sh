@@ -70,6 +70,8 @@ for f in sorted(glob.glob(os.path.join(root, "**", "stats.jsonl"), recursive=Tru
         r[k] += s[k]
     r["frames"] += s["frames"]
     r["search"] = r.get("search", 0.0) + s.get("time_picture_search_s", 0.0)
+    r["refinements"] = r.get("refinements", 0) + s.get("subpel_searches", 0)
+    r["from_tables"] = r.get("from_tables", 0) + s.get("subpel_from_tables", 0)
     r["path"] = s.get("integer_me_path", "")
 print("| run | frames | total s | ms/frame | integer ME | (GPU call) | sub-pel | mode decision | coding | deblocking | other |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -81,6 +83,9 @@ for run, r in sorted(rows.items(), key=lambda kv: kv[0] != "unmodified"):
 if "unmodified" in rows and "gpu" in rows:
     u, g = rows["unmodified"]["time_s"], rows["gpu"]["time_s"]
     print("\ntotal time change (Eq. 3 over the 4 QPs): %+.2f %%; gpu path: %s" % (100 * (g - u) / u, rows["gpu"]["path"]))
+    if rows["gpu"]["refinements"]:
+        print("gpu run: %.1f %% of %d sub-pel refinements read the GPU's tables" % (
+            100.0 * rows["gpu"]["from_tables"] / rows["gpu"]["refinements"], rows["gpu"]["refinements"]))
 EOF
   done
 fi
