@@ -1,5 +1,6 @@
 #include "encoder/analyse_inter.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -333,6 +334,42 @@ int64_t rd_cost_skip(const MbContext& c) {
   return static_cast<int64_t>((d << kLambdaBits) + rate);
 }
 
+// md_low.c's intra candidates after the inter decision: Intra4x4 if its cost is <= *min_cost (the best inter
+// cost when have_inter), then Intra16x16 if strictly cheaper than whatever is best by then (or, without an inter
+// candidate, if Intra4x4 did not win). On an intra win returns true with *min_cost and `intra` (chroma mode
+// included) set; the Intra4x4 reconstruction is then in the picture.
+//
+// Same outcome, less work: Intra4x4 wins iff cost4 <= min(*min_cost, cost16), so Intra16x16 is decided first
+// (its edges lie outside the macroblock) and that bound is the Intra4x4 decision's budget: most P macroblocks
+// stop after a few 4x4 blocks. The chroma mode only matters to an intra winner, so it is decided last.
+bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, MbCoding& intra) {
+  const EncoderParams& p = *c.p;
+  const bool try_i4 = !p.disable_intra4x4;
+  const bool try_i16 = !p.disable_intra16x16 || p.disable_intra4x4;
+  int mode16 = kI16DC;
+  const int64_t cost16 = try_i16 ? static_cast<int64_t>(decide_intra16x16_mode(c, &mode16)) : kMaxCost;
+  const int64_t bound4 = std::min(*min_cost, cost16);
+  bool won = false;
+  if (try_i4 && bound4 >= 0) {  // costs of intra modes are >= 0: a negative bound (skip cost) cannot be met
+    MbCoding mb4;
+    const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false, static_cast<uint64_t>(bound4)));
+    if (cost4 <= bound4) {
+      *min_cost = cost4;
+      intra = mb4;
+      won = true;
+    }
+  }
+  if (!won && try_i16 && (cost16 < *min_cost || !have_inter)) {
+    *min_cost = cost16;
+    intra = MbCoding();
+    intra.type = MbType::I16x16;
+    intra.i16_mode = mode16;
+    won = true;
+  }
+  if (won) intra.chroma_mode = decide_chroma_mode(c, 0);
+  return won;
+}
+
 }  // namespace
 
 int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
@@ -356,27 +393,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     for (int m = 0; m < 4; ++m)
       if (cand[m].cost < min_cost) { min_cost = cand[m].cost; best = m; }
     MbCoding intra;
-    bool intra_best = false;
-    if (intra_ok || best < 0) {
-      const int chroma_mode = decide_chroma_mode(c, 0);
-      if (!p.disable_intra4x4) {
-        MbCoding mb4;
-        const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false));
-        if (cost4 <= min_cost) { min_cost = cost4; intra = mb4; intra_best = true; }
-      }
-      if (!p.disable_intra16x16 || p.disable_intra4x4) {
-        int mode;
-        const int64_t cost16 = static_cast<int64_t>(decide_intra16x16_mode(c, &mode));
-        if (cost16 < min_cost || (!intra_best && best < 0)) {
-          min_cost = cost16;
-          intra = MbCoding();
-          intra.type = MbType::I16x16;
-          intra.i16_mode = mode;
-          intra_best = true;
-        }
-      }
-      intra.chroma_mode = chroma_mode;
-    }
+    const bool intra_best = (intra_ok || best < 0) && decide_intra_low(c, best >= 0, &min_cost, intra);
     const double t_code = stage_clock_seconds();
     if (intra_best) {
       // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
