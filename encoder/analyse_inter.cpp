@@ -129,8 +129,27 @@ struct Searcher {
   }
 };
 
+// What the motion search decides for an inter candidate: the MbCoding fields it sets, with MbCoding's defaults.
+// Five candidates (four partitionings and P_Skip) are built per macroblock but only one is coded, so they stay
+// this small (~90 bytes) instead of a whole zeroed MbCoding (~2 KB of levels) each.
+struct InterMotion {
+  MbType type = MbType::I16x16;
+  int8_t ref_idx[4] = {0, 0, 0, 0};
+  MV mv[16];
+  SubMbType sub_type[4] = {};
+
+  // The candidate as MbCoding before coding (levels, cbp and intra fields zero).
+  void to_coding(MbCoding& mb) const {
+    mb = MbCoding();
+    mb.type = type;
+    std::memcpy(mb.ref_idx, ref_idx, sizeof(ref_idx));
+    std::memcpy(mb.mv, mv, sizeof(mv));
+    std::memcpy(mb.sub_type, sub_type, sizeof(sub_type));
+  }
+};
+
 struct InterCandidate {
-  MbCoding mb;
+  InterMotion mb;
   int64_t cost = kMaxCost;
 };
 
@@ -197,7 +216,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   const MbType types[3] = {MbType::P16x16, MbType::P16x8, MbType::P8x16};
   for (int m = 0; m < 3; ++m) {
     if (!p.p_search[m + 1]) continue;
-    MbCoding& mb = cand[m].mb;
+    InterMotion& mb = cand[m].mb;
     mb.type = types[m];
     int64_t cost = 0;
     const int nparts = m == 0 ? 1 : 2;
@@ -217,7 +236,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   }
   // P8x8: per 8x8, each enabled sub type, each reference (sub-partitions share the 8x8's reference).
   if (!(p.p_search[4] || p.p_search[5] || p.p_search[6] || p.p_search[7])) return;
-  MbCoding& mb = cand[3].mb;
+  InterMotion& mb = cand[3].mb;
   mb.type = MbType::P8x8;
   const bool rd = p.rd_optimization != 0;
   MbInfo nz;  // JM's nz_coeff of this macroblock during the P8x8 decision (RDOptimization 1): zero at the start
@@ -284,11 +303,8 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   cand[3].cost = total;
 }
 
-void make_skip(const MbContext& c, MbCoding& mb) {
-  MbInfo empty;
-  MvPredContext m{c.mbs, c.mb_w, c.mb_h, c.mb_x, c.mb_y, c.slice_id, &empty};
-  const MV skip_mv = predict_skip_mv(m);
-  mb = MbCoding();
+// P_Skip at the vector the Searcher already predicted (it reads only neighbouring macroblocks).
+void make_skip(MV skip_mv, InterMotion& mb) {
   mb.type = MbType::PSkip;
   for (int i = 0; i < 4; ++i) mb.ref_idx[i] = 0;
   for (int i = 0; i < 16; ++i) mb.mv[i] = skip_mv;
@@ -302,7 +318,7 @@ void code_inter_candidate(const MbContext& c, MbCoding& mb) {
   if (mb.type != MbType::PSkip) compute_mvd(c, mb);
 }
 
-bool is_skip_equivalent(const MbCoding& mb, const MbCoding& skip) {
+bool is_skip_equivalent(const MbCoding& mb, const InterMotion& skip) {
   return mb.type == MbType::P16x16 && mb.cbp == 0 && mb.ref_idx[0] == 0 && mb.mv[0] == skip.mv[0];
 }
 
@@ -337,7 +353,7 @@ int64_t rd_cost_skip(const MbContext& c) {
 // md_low.c's intra candidates after the inter decision: Intra4x4 if its cost is <= *min_cost (the best inter
 // cost when have_inter), then Intra16x16 if strictly cheaper than whatever is best by then (or, without an inter
 // candidate, if Intra4x4 did not win). On an intra win returns true with *min_cost and `intra` (chroma mode
-// included) set; the Intra4x4 reconstruction is then in the picture.
+// included) set; the Intra4x4 reconstruction is then in the picture. `intra` must come default-constructed.
 //
 // Same outcome, less work: Intra4x4 wins iff cost4 <= min(*min_cost, cost16), so Intra16x16 is decided first
 // (its edges lie outside the macroblock) and that bound is the Intra4x4 decision's budget: most P macroblocks
@@ -351,11 +367,10 @@ bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, Mb
   const int64_t bound4 = std::min(*min_cost, cost16);
   bool won = false;
   if (try_i4 && bound4 >= 0) {  // costs of intra modes are >= 0: a negative bound (skip cost) cannot be met
-    MbCoding mb4;
-    const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false, static_cast<uint64_t>(bound4)));
+    // Straight into `intra` (fresh from the caller); a loser's partial levels are overwritten or unused.
+    const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, intra, false, static_cast<uint64_t>(bound4)));
     if (cost4 <= bound4) {
       *min_cost = cost4;
-      intra = mb4;
       won = true;
     }
   }
@@ -381,8 +396,8 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   Searcher s(c, ic);
   InterCandidate cand[4];
   search_modes(c, s, cand);
-  MbCoding skip;
-  make_skip(c, skip);
+  InterMotion skip;
+  make_skip(s.skip_mv, skip);
 
   int64_t result;
   double coding_s = 0;  // RDOptimization 0: the coding after the decision
@@ -401,13 +416,13 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       code_chroma_intra(c, intra);
       out = intra;
     } else if (best < 0) {
-      out = skip;  // no inter mode searched and no intra allowed: P_Skip is the only choice left
+      skip.to_coding(out);  // no inter mode searched and no intra allowed: P_Skip is the only choice left
       code_inter_candidate(c, out);
     } else {
-      out = cand[best].mb;
+      cand[best].mb.to_coding(out);
       code_inter_candidate(c, out);
       if (is_skip_equivalent(out, skip)) {  // md_low.c: 16x16 without residual on the skip vector
-        out = skip;
+        skip.to_coding(out);
         code_inter_candidate(c, out);
       }
     }
@@ -427,9 +442,16 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
         save_rec(c, best_rec);
       }
     };
-    if (p.p_slice_skip) consider(skip);
+    MbCoding trial;
+    if (p.p_slice_skip) {
+      skip.to_coding(trial);
+      consider(trial);
+    }
     for (int m = 0; m < 4; ++m)
-      if (cand[m].cost != kMaxCost) consider(cand[m].mb);
+      if (cand[m].cost != kMaxCost) {
+        cand[m].mb.to_coding(trial);
+        consider(trial);
+      }
     if (intra_ok || best_cost == kMaxCost) {
       MbCoding intra;
       const int64_t cost = static_cast<int64_t>(analyse_intra(c, intra));
@@ -440,7 +462,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       }
     }
     if (best_cost == kMaxCost) {  // nothing allowed at all: fall back to P_Skip
-      out = skip;
+      skip.to_coding(out);
       code_inter_candidate(c, out);
       save_rec(c, best_rec);
     }
