@@ -181,9 +181,11 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
       if (cost < best) { best = cost; best_mode = mode; }
     }
     total += best;
-    // Every block adds a non-negative cost, so once the running total is over the budget the macroblock has lost
-    // whatever the remaining blocks decide: stop before coding this block (see the header for what is left).
-    if (total > budget) return total;
+    // The blocks still to come cost at least their mode bit (low complexity: distortion >= 0, mode bits >= 1) and
+    // the 8x8 charges, so once the running total plus that floor is over the budget the macroblock has lost
+    // whatever they decide: stop before coding this block (see the header for what is left).
+    const uint64_t floor_rest = rd ? 0 : rate_fp(lam, (15 - k) + 6 * (3 - k / 4));
+    if (total + floor_rest > budget) return total + floor_rest;
     int nz;
     if (!rd) {
       nz = code_luma4x4(c, blk, preds[best_mode], mb);

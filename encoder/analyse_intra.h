@@ -31,7 +31,7 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda);
 uint64_t decide_intra16x16_mode(const MbContext& c, int* mode);
 // Intra4x4 decision and coding of all 16 blocks; low complexity (rd = false) or RD (rd = true) per block.
 // Returns the macroblock's cost. A caller that only wants the macroblock when its cost is <= budget passes the
-// budget: as soon as the running total exceeds it the function returns that partial total (> budget), leaving
+// budget: as soon as the cost is sure to exceed it the function returns a lower bound of it (> budget), leaving
 // mb and the picture's reconstruction of this macroblock partly written (the caller codes another candidate).
 uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd,
                               uint64_t budget = std::numeric_limits<uint64_t>::max());
