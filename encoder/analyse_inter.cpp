@@ -60,14 +60,15 @@ struct Searcher {
   int64_t skip_cost = 0;  // JM GetSkipCostMB (RDOptimization 0 only)
   MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
   MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
+  MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
   double me_time = 0;
 
-  Searcher(const MbContext& ctx, InterContext& ictx) : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me) {
+  Searcher(const MbContext& ctx, InterContext& ictx)
+      : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me), mvp(mvctx()) {
     cur.type = MbType::P8x8;
     cur.slice_id = c.slice_id;
-    MvPredContext m = mvctx();
-    for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = predict_mv(m, 0, 0, 4, 4, r);
-    skip_mv = predict_skip_mv(m);
+    for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = mvp.predict(0, 0, 4, 4, r);
+    skip_mv = predict_skip_mv(mvctx());
     if (c.p->rd_optimization == 0) {
       uint8_t pred[256];
       mc_luma(pred, 16, c.refs[0]->plane[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
@@ -83,7 +84,7 @@ struct Searcher {
   // vector and the cost the skip cost (it can be negative).
   int64_t search(int part, int ref, MV* mv_out) {
     const PartitionGeometry g = partition_geometry(part);
-    const MV pred = predict_mv(mvctx(), g.x, g.y, g.w, g.h, ref);
+    const MV pred = mvp.predict(g.x, g.y, g.w, g.h, ref);
     const double t0 = stage_clock_seconds();
     timed.start = t0;
     const double int_before = ic.times->integer_me;
@@ -193,7 +194,7 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
     rate += c.num_ref_idx_active == 2 ? 1 : ue_bits(static_cast<uint32_t>(ref));
   for (int i = 0; i < n; ++i) {  // mvds against the predictors of the state built so far
     const PartitionGeometry g = partition_geometry(first + i);
-    const MV pred_mv = predict_mv(s.mvctx(), g.x, g.y, g.w, g.h, ref);
+    const MV pred_mv = s.mvp.predict(g.x, g.y, g.w, g.h, ref);
     rate += se_bits(mvs[i].x - pred_mv.x) + se_bits(mvs[i].y - pred_mv.y);
     s.set_state(first + i, ref, mvs[i]);
   }
