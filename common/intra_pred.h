@@ -33,7 +33,12 @@ bool intra_chroma_mode_available(int mode, const Edge16& e);
 void predict_intra4x4(int mode, const Edge4x4& e, uint8_t pred[16]);
 // All nine Intra4x4 modes at once, pred[mode] as predict_intra4x4 would give it (modes the edge does not allow
 // come out as some function of the placeholder samples, exactly as predict_intra4x4 computes them).
+// Runs the fastest variant this CPU supports (SSSE3 on x86), chosen once.
 void predict_intra4x4_all(const Edge4x4& e, uint8_t pred[9][16]);
+// The plain C++ version, and every variant this CPU runs, reference first (for tests): returns the count.
+void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]);
+using Intra4x4AllFn = void (*)(const Edge4x4& e, uint8_t pred[9][16]);
+int predict_intra4x4_all_variants(Intra4x4AllFn* out, const char** names, int max);
 void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]);
 void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]);
 

@@ -7,6 +7,12 @@
 
 #include "common/intra_pred.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GME_INTRA_SSSE3 1
+#define GME_SSSE3 __attribute__((target("ssse3")))
+#endif
+
 namespace gme {
 namespace {
 
@@ -44,9 +50,86 @@ struct IndexTable {
 };
 const IndexTable kTable;
 
+#if defined(GME_INTRA_SSSE3)
+// SSSE3: V[] lives in three registers - E (13 bytes), F2 (i = 0..11) and F3 (i = 1..11; slot 0 free) with the
+// three single values (DDL corner, HU z = 5, DC) in F3's free slots 12..14 - and every mode is three pshufb (one
+// per register, 0x80 zeroing the lanes another register supplies) or'ed together. The masks are kTable's indices
+// mapped onto that layout once.
+constexpr int kRegDdlLast = 12, kRegHuZ5 = 13, kRegDc = 14;  // slots in the F3 register
+
+struct ShuffleMasks {
+  alignas(16) uint8_t m[9][3][16];
+  ShuffleMasks() {
+    for (int mode = 0; mode < 9; ++mode)
+      for (int i = 0; i < 16; ++i) {
+        const int v = kTable.idx[mode][i];
+        int reg, slot;
+        if (v < kF2) { reg = 0; slot = v - kE; }
+        else if (v < kF3) { reg = 1; slot = v - kF2; }
+        else if (v < kDdlLast) { reg = 2; slot = v - kF3; }
+        else { reg = 2; slot = v == kDdlLast ? kRegDdlLast : v == kHuZ5 ? kRegHuZ5 : kRegDc; }
+        for (int r = 0; r < 3; ++r) m[mode][r][i] = static_cast<uint8_t>(r == reg ? slot : 0x80);
+      }
+  }
+};
+const ShuffleMasks kMasks;
+
+// (a + 2 b + c + 2) >> 2 per byte, exactly: floor((a + c) / 2) is pavgb(a, c) minus the rounding bit, and
+// pavgb(that, b) = (floor((a + c) / 2) + b + 1) >> 1, which equals the 3-tap filter for every 8-bit input.
+GME_SSSE3 inline __m128i filter3(__m128i a, __m128i b, __m128i c) {
+  const __m128i floor_ac = _mm_sub_epi8(_mm_avg_epu8(a, c), _mm_and_si128(_mm_xor_si128(a, c), _mm_set1_epi8(1)));
+  return _mm_avg_epu8(floor_ac, b);
+}
+
+GME_SSSE3 void predict_intra4x4_all_ssse3(const Edge4x4& e, uint8_t pred[9][16]) {
+  alignas(16) uint8_t E[16] = {e.left[3], e.left[2], e.left[1], e.left[0], e.top_left, e.top[0], e.top[1],
+                               e.top[2],  e.top[3],  e.top[4],  e.top[5],  e.top[6],   e.top[7]};
+  const __m128i ev = _mm_load_si128(reinterpret_cast<const __m128i*>(E));
+  const __m128i next = _mm_srli_si128(ev, 1);  // E[i + 1]
+  const __m128i prev = _mm_slli_si128(ev, 1);  // E[i - 1]
+  const __m128i f2 = _mm_avg_epu8(ev, next);   // (E[i] + E[i + 1] + 1) >> 1
+  __m128i f3 = filter3(prev, ev, next);
+  const int st = E[5] + E[6] + E[7] + E[8], sl = E[0] + E[1] + E[2] + E[3];
+  int dc = 128;
+  if (e.has_top && e.has_left) dc = (st + sl + 4) >> 3;
+  else if (e.has_left) dc = (sl + 2) >> 2;
+  else if (e.has_top) dc = (st + 2) >> 2;
+  f3 = _mm_insert_epi16(f3, ((E[11] + 3 * E[12] + 2) >> 2) | (((E[1] + 3 * E[0] + 2) >> 2) << 8), kRegDdlLast / 2);
+  f3 = _mm_insert_epi16(f3, dc, kRegDc / 2);
+  for (int m = 0; m < 9; ++m) {
+    const __m128i* mk = reinterpret_cast<const __m128i*>(kMasks.m[m]);
+    const __m128i r = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(ev, _mm_load_si128(mk)),
+                                                _mm_shuffle_epi8(f2, _mm_load_si128(mk + 1))),
+                                   _mm_shuffle_epi8(f3, _mm_load_si128(mk + 2)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(pred[m]), r);
+  }
+}
+#endif
+
+Intra4x4AllFn pick_intra4x4_all() {
+#if defined(GME_INTRA_SSSE3)
+  if (__builtin_cpu_supports("ssse3")) return predict_intra4x4_all_ssse3;
+#endif
+  return predict_intra4x4_all_c;
+}
+
 }  // namespace
 
+int predict_intra4x4_all_variants(Intra4x4AllFn* out, const char** names, int max) {
+  int n = 0;
+  if (n < max) { out[n] = predict_intra4x4_all_c; names[n++] = "c"; }
+#if defined(GME_INTRA_SSSE3)
+  if (n < max && __builtin_cpu_supports("ssse3")) { out[n] = predict_intra4x4_all_ssse3; names[n++] = "ssse3"; }
+#endif
+  return n;
+}
+
 void predict_intra4x4_all(const Edge4x4& e, uint8_t pred[9][16]) {
+  static const Intra4x4AllFn f = pick_intra4x4_all();
+  f(e, pred);
+}
+
+void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]) {
   int E[13];
   for (int i = 0; i < 4; ++i) E[i] = e.left[3 - i];
   E[4] = e.top_left;

@@ -1,5 +1,6 @@
 #include "encoder/analyse_inter.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -60,14 +61,15 @@ struct Searcher {
   int64_t skip_cost = 0;  // JM GetSkipCostMB (RDOptimization 0 only)
   MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
   MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
+  MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
   double me_time = 0;
 
-  Searcher(const MbContext& ctx, InterContext& ictx) : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me) {
+  Searcher(const MbContext& ctx, InterContext& ictx)
+      : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me), mvp(mvctx()) {
     cur.type = MbType::P8x8;
     cur.slice_id = c.slice_id;
-    MvPredContext m = mvctx();
-    for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = predict_mv(m, 0, 0, 4, 4, r);
-    skip_mv = predict_skip_mv(m);
+    for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = mvp.predict(0, 0, 4, 4, r);
+    skip_mv = predict_skip_mv(mvctx());
     if (c.p->rd_optimization == 0) {
       uint8_t pred[256];
       mc_luma(pred, 16, c.refs[0]->plane[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
@@ -83,7 +85,7 @@ struct Searcher {
   // vector and the cost the skip cost (it can be negative).
   int64_t search(int part, int ref, MV* mv_out) {
     const PartitionGeometry g = partition_geometry(part);
-    const MV pred = predict_mv(mvctx(), g.x, g.y, g.w, g.h, ref);
+    const MV pred = mvp.predict(g.x, g.y, g.w, g.h, ref);
     const double t0 = stage_clock_seconds();
     timed.start = t0;
     const double int_before = ic.times->integer_me;
@@ -131,8 +133,27 @@ struct Searcher {
   }
 };
 
+// What the motion search decides for an inter candidate: the MbCoding fields it sets, with MbCoding's defaults.
+// Five candidates (four partitionings and P_Skip) are built per macroblock but only one is coded, so they stay
+// this small (~90 bytes) instead of a whole zeroed MbCoding (~2 KB of levels) each.
+struct InterMotion {
+  MbType type = MbType::I16x16;
+  int8_t ref_idx[4] = {0, 0, 0, 0};
+  MV mv[16];
+  SubMbType sub_type[4] = {};
+
+  // The candidate as MbCoding before coding (levels, cbp and intra fields zero).
+  void to_coding(MbCoding& mb) const {
+    mb = MbCoding();
+    mb.type = type;
+    std::memcpy(mb.ref_idx, ref_idx, sizeof(ref_idx));
+    std::memcpy(mb.mv, mv, sizeof(mv));
+    std::memcpy(mb.sub_type, sub_type, sizeof(sub_type));
+  }
+};
+
 struct InterCandidate {
-  MbCoding mb;
+  InterMotion mb;
   int64_t cost = kMaxCost;
 };
 
@@ -176,7 +197,7 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
     rate += c.num_ref_idx_active == 2 ? 1 : ue_bits(static_cast<uint32_t>(ref));
   for (int i = 0; i < n; ++i) {  // mvds against the predictors of the state built so far
     const PartitionGeometry g = partition_geometry(first + i);
-    const MV pred_mv = predict_mv(s.mvctx(), g.x, g.y, g.w, g.h, ref);
+    const MV pred_mv = s.mvp.predict(g.x, g.y, g.w, g.h, ref);
     rate += se_bits(mvs[i].x - pred_mv.x) + se_bits(mvs[i].y - pred_mv.y);
     s.set_state(first + i, ref, mvs[i]);
   }
@@ -199,7 +220,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   const MbType types[3] = {MbType::P16x16, MbType::P16x8, MbType::P8x16};
   for (int m = 0; m < 3; ++m) {
     if (!p.p_search[m + 1]) continue;
-    MbCoding& mb = cand[m].mb;
+    InterMotion& mb = cand[m].mb;
     mb.type = types[m];
     int64_t cost = 0;
     const int nparts = m == 0 ? 1 : 2;
@@ -219,7 +240,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   }
   // P8x8: per 8x8, each enabled sub type, each reference (sub-partitions share the 8x8's reference).
   if (!(p.p_search[4] || p.p_search[5] || p.p_search[6] || p.p_search[7])) return;
-  MbCoding& mb = cand[3].mb;
+  InterMotion& mb = cand[3].mb;
   mb.type = MbType::P8x8;
   const bool rd = p.rd_optimization != 0;
   MbInfo nz;  // JM's nz_coeff of this macroblock during the P8x8 decision (RDOptimization 1): zero at the start
@@ -286,11 +307,8 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   cand[3].cost = total;
 }
 
-void make_skip(const MbContext& c, MbCoding& mb) {
-  MbInfo empty;
-  MvPredContext m{c.mbs, c.mb_w, c.mb_h, c.mb_x, c.mb_y, c.slice_id, &empty};
-  const MV skip_mv = predict_skip_mv(m);
-  mb = MbCoding();
+// P_Skip at the vector the Searcher already predicted (it reads only neighbouring macroblocks).
+void make_skip(MV skip_mv, InterMotion& mb) {
   mb.type = MbType::PSkip;
   for (int i = 0; i < 4; ++i) mb.ref_idx[i] = 0;
   for (int i = 0; i < 16; ++i) mb.mv[i] = skip_mv;
@@ -304,7 +322,7 @@ void code_inter_candidate(const MbContext& c, MbCoding& mb) {
   if (mb.type != MbType::PSkip) compute_mvd(c, mb);
 }
 
-bool is_skip_equivalent(const MbCoding& mb, const MbCoding& skip) {
+bool is_skip_equivalent(const MbCoding& mb, const InterMotion& skip) {
   return mb.type == MbType::P16x16 && mb.cbp == 0 && mb.ref_idx[0] == 0 && mb.mv[0] == skip.mv[0];
 }
 
@@ -336,6 +354,41 @@ int64_t rd_cost_skip(const MbContext& c) {
   return static_cast<int64_t>((d << kLambdaBits) + rate);
 }
 
+// md_low.c's intra candidates after the inter decision: Intra4x4 if its cost is <= *min_cost (the best inter
+// cost when have_inter), then Intra16x16 if strictly cheaper than whatever is best by then (or, without an inter
+// candidate, if Intra4x4 did not win). On an intra win returns true with *min_cost and `intra` (chroma mode
+// included) set; the Intra4x4 reconstruction is then in the picture. `intra` must come default-constructed.
+//
+// Same outcome, less work: Intra4x4 wins iff cost4 <= min(*min_cost, cost16), so Intra16x16 is decided first
+// (its edges lie outside the macroblock) and that bound is the Intra4x4 decision's budget: most P macroblocks
+// stop after a few 4x4 blocks. The chroma mode only matters to an intra winner, so it is decided last.
+bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, MbCoding& intra) {
+  const EncoderParams& p = *c.p;
+  const bool try_i4 = !p.disable_intra4x4;
+  const bool try_i16 = !p.disable_intra16x16 || p.disable_intra4x4;
+  int mode16 = kI16DC;
+  const int64_t cost16 = try_i16 ? static_cast<int64_t>(decide_intra16x16_mode(c, &mode16)) : kMaxCost;
+  const int64_t bound4 = std::min(*min_cost, cost16);
+  bool won = false;
+  if (try_i4 && bound4 >= 0) {  // costs of intra modes are >= 0: a negative bound (skip cost) cannot be met
+    // Straight into `intra` (fresh from the caller); a loser's partial levels are overwritten or unused.
+    const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, intra, false, static_cast<uint64_t>(bound4)));
+    if (cost4 <= bound4) {
+      *min_cost = cost4;
+      won = true;
+    }
+  }
+  if (!won && try_i16 && (cost16 < *min_cost || !have_inter)) {
+    *min_cost = cost16;
+    intra = MbCoding();
+    intra.type = MbType::I16x16;
+    intra.i16_mode = mode16;
+    won = true;
+  }
+  if (won) intra.chroma_mode = decide_chroma_mode(c, 0);
+  return won;
+}
+
 }  // namespace
 
 int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
@@ -347,8 +400,8 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   Searcher s(c, ic);
   InterCandidate cand[4];
   search_modes(c, s, cand);
-  MbCoding skip;
-  make_skip(c, skip);
+  InterMotion skip;
+  make_skip(s.skip_mv, skip);
 
   int64_t result;
   double coding_s = 0;  // RDOptimization 0: the coding after the decision
@@ -359,27 +412,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     for (int m = 0; m < 4; ++m)
       if (cand[m].cost < min_cost) { min_cost = cand[m].cost; best = m; }
     MbCoding intra;
-    bool intra_best = false;
-    if (intra_ok || best < 0) {
-      const int chroma_mode = decide_chroma_mode(c, 0);
-      if (!p.disable_intra4x4) {
-        MbCoding mb4;
-        const int64_t cost4 = static_cast<int64_t>(code_intra4x4_blocks(c, mb4, false));
-        if (cost4 <= min_cost) { min_cost = cost4; intra = mb4; intra_best = true; }
-      }
-      if (!p.disable_intra16x16 || p.disable_intra4x4) {
-        int mode;
-        const int64_t cost16 = static_cast<int64_t>(decide_intra16x16_mode(c, &mode));
-        if (cost16 < min_cost || (!intra_best && best < 0)) {
-          min_cost = cost16;
-          intra = MbCoding();
-          intra.type = MbType::I16x16;
-          intra.i16_mode = mode;
-          intra_best = true;
-        }
-      }
-      intra.chroma_mode = chroma_mode;
-    }
+    const bool intra_best = (intra_ok || best < 0) && decide_intra_low(c, best >= 0, &min_cost, intra);
     const double t_code = stage_clock_seconds();
     if (intra_best) {
       // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
@@ -387,13 +420,13 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       code_chroma_intra(c, intra);
       out = intra;
     } else if (best < 0) {
-      out = skip;  // no inter mode searched and no intra allowed: P_Skip is the only choice left
+      skip.to_coding(out);  // no inter mode searched and no intra allowed: P_Skip is the only choice left
       code_inter_candidate(c, out);
     } else {
-      out = cand[best].mb;
+      cand[best].mb.to_coding(out);
       code_inter_candidate(c, out);
       if (is_skip_equivalent(out, skip)) {  // md_low.c: 16x16 without residual on the skip vector
-        out = skip;
+        skip.to_coding(out);
         code_inter_candidate(c, out);
       }
     }
@@ -413,9 +446,16 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
         save_rec(c, best_rec);
       }
     };
-    if (p.p_slice_skip) consider(skip);
+    MbCoding trial;
+    if (p.p_slice_skip) {
+      skip.to_coding(trial);
+      consider(trial);
+    }
     for (int m = 0; m < 4; ++m)
-      if (cand[m].cost != kMaxCost) consider(cand[m].mb);
+      if (cand[m].cost != kMaxCost) {
+        cand[m].mb.to_coding(trial);
+        consider(trial);
+      }
     if (intra_ok || best_cost == kMaxCost) {
       MbCoding intra;
       const int64_t cost = static_cast<int64_t>(analyse_intra(c, intra));
@@ -426,7 +466,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       }
     }
     if (best_cost == kMaxCost) {  // nothing allowed at all: fall back to P_Skip
-      out = skip;
+      skip.to_coding(out);
       code_inter_candidate(c, out);
       save_rec(c, best_rec);
     }

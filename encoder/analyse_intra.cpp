@@ -130,7 +130,7 @@ uint64_t decide_intra16x16_mode(const MbContext& c, int* mode) {
   return best;
 }
 
-uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
+uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_t budget) {
   mb.type = MbType::I4x4;
   mb.cbp &= 0x30;
   MbInfo cur;  // modes and coefficient counts of this macroblock as they get decided
@@ -180,6 +180,12 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
       }
       if (cost < best) { best = cost; best_mode = mode; }
     }
+    total += best;
+    // The blocks still to come cost at least their mode bit (low complexity: distortion >= 0, mode bits >= 1) and
+    // the 8x8 charges, so once the running total plus that floor is over the budget the macroblock has lost
+    // whatever they decide: stop before coding this block (see the header for what is left).
+    const uint64_t floor_rest = rd ? 0 : rate_fp(lam, (15 - k) + 6 * (3 - k / 4));
+    if (total + floor_rest > budget) return total + floor_rest;
     int nz;
     if (!rd) {
       nz = code_luma4x4(c, blk, preds[best_mode], mb);
@@ -189,7 +195,6 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd) {
       nz = 0;
       for (int i = 0; i < 16; ++i) nz += best_levels[i] != 0;
     }
-    total += best;
     mb.i4_mode[blk] = static_cast<int8_t>(best_mode);
     cur.intra4x4_mode[blk] = static_cast<int8_t>(best_mode);
     cur.total_coeff[blk] = static_cast<uint8_t>(nz);
@@ -221,21 +226,22 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
 
   if (p.rd_optimization == 0) {
     const int chroma_mode = decide_chroma_mode(c, 0);
-    uint64_t best = kMaxCost;
+    // Intra4x4 wins ties against Intra16x16 (JM tries it first and 16x16 must be strictly better). Deciding
+    // 16x16 first (its edges lie outside the macroblock, so the order does not matter to it) gives the 4x4
+    // decision a budget: it wins iff its cost is <= cost16, so it can stop as soon as its running total is above.
+    int mode16 = kI16DC;
+    const uint64_t cost16 = use_i16 ? decide_intra16x16_mode(c, &mode16) : kMaxCost;
     MbCoding mb4;
-    if (use_i4) {
-      best = code_intra4x4_blocks(c, mb4, false);
+    const uint64_t cost4 = use_i4 ? code_intra4x4_blocks(c, mb4, false, cost16) : kMaxCost;
+    uint64_t best;
+    if (use_i4 && cost4 <= cost16) {
+      best = cost4;
       out = mb4;
-    }
-    if (use_i16) {
-      int mode;
-      uint64_t cost = decide_intra16x16_mode(c, &mode);
-      if (cost < best) {
-        best = cost;
-        out = MbCoding();
-        out.type = MbType::I16x16;
-        out.i16_mode = mode;
-      }
+    } else {
+      best = cost16;
+      out = MbCoding();
+      out.type = MbType::I16x16;
+      out.i16_mode = mode16;
     }
     const double t0 = stage_clock_seconds();
     if (out.type == MbType::I16x16) code_intra16x16(c, out);

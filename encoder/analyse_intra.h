@@ -9,6 +9,7 @@
 // Costs are in JM's fixed point: (D << 16) + lambda_factor * R.
 #pragma once
 #include <cstdint>
+#include <limits>
 
 #include "encoder/macroblock.h"
 
@@ -29,7 +30,11 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda);
 // JM find_sad_16x16_JM: best Intra16x16 mode and its distortion (fixed point).
 uint64_t decide_intra16x16_mode(const MbContext& c, int* mode);
 // Intra4x4 decision and coding of all 16 blocks; low complexity (rd = false) or RD (rd = true) per block.
-uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd);
+// Returns the macroblock's cost. A caller that only wants the macroblock when its cost is <= budget passes the
+// budget: as soon as the cost is sure to exceed it the function returns a lower bound of it (> budget), leaving
+// mb and the picture's reconstruction of this macroblock partly written (the caller codes another candidate).
+uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd,
+                              uint64_t budget = std::numeric_limits<uint64_t>::max());
 // Full RD cost of an already coded macroblock whose reconstruction is in the picture.
 uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb);
 

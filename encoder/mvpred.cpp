@@ -3,14 +3,7 @@
 namespace gme {
 namespace {
 
-// What 8.4.1.3.2 derives for one neighbouring partition: whether it is available at all (this decides the C->D
-// substitution and the "only A available" rule), and its refIdx / mv as prediction sees them (-1 / (0,0) for
-// unavailable, intra and P_Skip-less cases).
-struct Neighbour {
-  bool available = false;
-  int ref = -1;
-  MV mv;
-};
+using Neighbour = MvNeighbour;
 
 inline int median3(int a, int b, int c) {
   int lo = a < b ? a : b, hi = a < b ? b : a;
@@ -53,17 +46,15 @@ inline int decode_rank(int bx, int by) { return 4 * ((bx >> 1) + 2 * (by >> 1)) 
   return n;
 }
 
-}  // namespace
+// C (above-right of the partition at bx, by, bw wide): inside the macroblock it is available only if decoded
+// before this partition.
+inline bool c_inside_decoded(int bx, int by, int bw) {
+  const int cx = bx + bw, cy = by - 1;
+  return cx < 4 && cy >= 0 && decode_rank(cx, cy) < decode_rank(bx, by);
+}
 
-MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_idx) {
-  Neighbour a = neighbour_at(c, bx - 1, by, true);
-  Neighbour b = neighbour_at(c, bx, by - 1, true);
-  // C (above-right): inside the macroblock it is available only if decoded before this partition.
-  int cx = bx + bw, cy = by - 1;
-  bool c_inside_decoded = cx < 4 && cy >= 0 && decode_rank(cx, cy) < decode_rank(bx, by);
-  Neighbour cn = neighbour_at(c, cx, cy, c_inside_decoded);
-  if (!cn.available) cn = neighbour_at(c, bx - 1, by - 1, true);  // C -> D
-
+// 8.4.1.3 from the gathered neighbours A, B and C (already replaced by D where C is unavailable).
+[[gnu::always_inline]] inline MV predict_from(Neighbour a, Neighbour b, Neighbour cn, int bx, int by, int bw, int bh, int ref_idx) {
   // Directional rules for 16x8 and 8x16 (8.4.1.3, before the median rule).
   if (bw == 4 && bh == 2) {
     if (by == 0 && b.ref == ref_idx) return b.mv;
@@ -81,6 +72,46 @@ MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_id
     return cn.mv;
   }
   return MV(median3(a.mv.x, b.mv.x, cn.mv.x), median3(a.mv.y, b.mv.y, cn.mv.y));
+}
+
+}  // namespace
+
+MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_idx) {
+  const Neighbour a = neighbour_at(c, bx - 1, by, true);
+  const Neighbour b = neighbour_at(c, bx, by - 1, true);
+  Neighbour cn = neighbour_at(c, bx + bw, by - 1, c_inside_decoded(bx, by, bw));
+  if (!cn.available) cn = neighbour_at(c, bx - 1, by - 1, true);  // C -> D
+  return predict_from(a, b, cn, bx, by, bw, bh, ref_idx);
+}
+
+MvPredCache::MvPredCache(const MvPredContext& c) : cur_(c.cur) {
+  for (int x = -1; x <= 4; ++x) above_[x + 1] = neighbour_at(c, x, -1, false);
+  for (int y = 0; y < 4; ++y) left_[y] = neighbour_at(c, -1, y, false);
+}
+
+// A position inside the macroblock that is already decoded (as neighbour_at with inside_ok).
+MvNeighbour MvPredCache::inside(int x, int y) const {
+  Neighbour n;
+  n.available = true;
+  const int r = cur_->ref_idx[(x >> 1) + 2 * (y >> 1)];
+  if (r < 0) return n;
+  n.ref = r;
+  n.mv = cur_->mv[x + 4 * y];
+  return n;
+}
+
+MV MvPredCache::predict(int bx, int by, int bw, int bh, int ref_idx) const {
+  const Neighbour a = bx > 0 ? inside(bx - 1, by) : left_[by];
+  const Neighbour b = by > 0 ? inside(bx, by - 1) : above_[bx + 1];
+  const int cx = bx + bw;
+  Neighbour cn;  // right of the macroblock below its top row: never available
+  if (by == 0) cn = above_[cx + 1];
+  else if (c_inside_decoded(bx, by, bw)) cn = inside(cx, by - 1);
+  if (!cn.available) {  // C -> D
+    if (by == 0) cn = above_[bx];
+    else cn = bx > 0 ? inside(bx - 1, by - 1) : left_[by - 1];
+  }
+  return predict_from(a, b, cn, bx, by, bw, bh, ref_idx);
 }
 
 MV predict_skip_mv(const MvPredContext& c) {

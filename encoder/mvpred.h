@@ -29,4 +29,29 @@ MV predict_mv(const MvPredContext& c, int bx, int by, int bw, int bh, int ref_id
 // P_Skip motion vector (8.4.1.1).
 MV predict_skip_mv(const MvPredContext& c);
 
+// What 8.4.1.3.2 derives for one neighbouring partition: whether it is available at all (this decides the C->D
+// substitution and the "only A available" rule), and its refIdx / mv as prediction sees them (-1 / (0,0) for
+// unavailable and intra neighbours).
+struct MvNeighbour {
+  bool available = false;
+  int ref = -1;
+  MV mv;
+};
+
+// predict_mv for many partitions of one macroblock (mode decision asks for every partition and reference, ~40
+// times per macroblock): the neighbours outside the macroblock are looked up once, at construction, and only
+// the current macroblock's state (c.cur, which must outlive the cache and may change between calls) is read per
+// call. Same results as predict_mv with the same context.
+class MvPredCache {
+ public:
+  explicit MvPredCache(const MvPredContext& c);
+  MV predict(int bx, int by, int bw, int bh, int ref_idx) const;
+
+ private:
+  MvNeighbour inside(int x, int y) const;
+  MvNeighbour above_[6];  // 4x4 row above the macroblock, x = -1..4 (D of block 0, B, then C of the last column)
+  MvNeighbour left_[4];   // 4x4 column left of the macroblock, y = 0..3
+  const MbInfo* cur_;
+};
+
 }  // namespace gme

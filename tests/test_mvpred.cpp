@@ -3,6 +3,7 @@
 // C = above-right (2,0), D = above-left (0,0).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "encoder/mvpred.h"
@@ -175,6 +176,62 @@ TEST(MvPred, SkipRules) {
   Pic v = typical();
   v.mb(1, 0).slice_id = 3;
   EXPECT_EQ(predict_skip_mv(v.ctx()), MV(0, 0));
+}
+
+// MvPredCache against predict_mv: random 3x3-macroblock pictures (inter with per-4x4 vectors and references,
+// intra, not yet coded, other slices), every macroblock position, random partially decided current states, every
+// partition geometry and a few references.
+TEST(MvPred, CacheMatchesPredictMv) {
+  uint32_t seed = 12345;
+  auto rnd = [&](int n) {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<int>((seed >> 8) % static_cast<uint32_t>(n));
+  };
+  auto rnd_mv = [&] { return MV(rnd(65) - 32, rnd(65) - 32); };
+  // (x, y, w, h) in 4x4 units: 16x16, 16x8, 8x16, 8x8, 8x4, 4x8, 4x4 at every position they take.
+  std::vector<std::array<int, 4>> parts = {{0, 0, 4, 4}, {0, 0, 4, 2}, {0, 2, 4, 2}, {0, 0, 2, 4}, {2, 0, 2, 4}};
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) {
+      if (!(x & 1) && !(y & 1)) { parts.push_back({x, y, 2, 2}); parts.push_back({x, y, 1, 2}); }
+      if (!(x & 1)) parts.push_back({x, y, 2, 1});
+      parts.push_back({x, y, 1, 1});
+    }
+  int checked = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<MbInfo> mbs(9);
+    for (MbInfo& m : mbs) {
+      const int kind = rnd(8);
+      if (kind == 0) continue;  // not yet coded
+      if (kind == 1) set_intra(m);
+      else set_inter(m, rnd(3), rnd_mv());
+      if (kind >= 2) {
+        for (int i = 0; i < 4; ++i) m.ref_idx[i] = static_cast<int8_t>(rnd(3));
+        for (int i = 0; i < 16; ++i) m.mv[i] = rnd_mv();
+      }
+      if (rnd(6) == 0) m.slice_id = 1;
+    }
+    MbInfo cur;
+    cur.type = MbType::P8x8;
+    for (int i = 0; i < 4; ++i) cur.ref_idx[i] = static_cast<int8_t>(rnd(4) - 1);
+    for (int i = 0; i < 16; ++i) cur.mv[i] = rnd_mv();
+    for (int my = 0; my < 3; ++my)
+      for (int mx = 0; mx < 3; ++mx) {
+        const MvPredContext ctx{mbs.data(), 3, 3, mx, my, 0, &cur};
+        const MvPredCache cache(ctx);
+        for (const auto& pt : parts)
+          for (int ref = 0; ref < 3; ++ref) {
+            ASSERT_EQ(cache.predict(pt[0], pt[1], pt[2], pt[3], ref), predict_mv(ctx, pt[0], pt[1], pt[2], pt[3], ref))
+                << "trial " << trial << " mb " << mx << "," << my << " part " << pt[0] << "," << pt[1] << " "
+                << pt[2] << "x" << pt[3] << " ref " << ref;
+            ++checked;
+          }
+        // The cache reads the current macroblock's state at each call, as mode decision changes it.
+        cur.mv[rnd(16)] = rnd_mv();
+        cur.ref_idx[rnd(4)] = static_cast<int8_t>(rnd(4) - 1);
+        ASSERT_EQ(cache.predict(1, 1, 1, 1, 0), predict_mv(ctx, 1, 1, 1, 1, 0));
+      }
+  }
+  EXPECT_GT(checked, 100000);
 }
 
 }  // namespace
