@@ -137,22 +137,36 @@ TEST(IntraPred, ChromaPlaneHandWorked) {
     }
 }
 
+// A 4x4 prediction edge: kind 0 random samples, 1 all 0, 2 all 255, 3 random 0/255 extremes, 4 near-equal
+// neighbours (the 2- and 3-tap filters' rounding cases); availability from bits 0-2 of `avail` (top, left,
+// top-left).
+Edge4x4 test_edge(std::mt19937& rng, int kind, int avail) {
+  Edge4x4 e;
+  const uint8_t base = static_cast<uint8_t>(rng());
+  auto val = [&]() -> uint8_t {
+    switch (kind) {
+      case 0: return static_cast<uint8_t>(rng());
+      case 1: return 0;
+      case 2: return 255;
+      case 3: return static_cast<uint8_t>((rng() & 1) * 255);
+      default: return static_cast<uint8_t>(base + (rng() % 3) - 1);
+    }
+  };
+  for (auto& t : e.top) t = val();
+  for (auto& l : e.left) l = val();
+  e.top_left = val();
+  e.has_top = avail & 1;
+  e.has_left = avail & 2;
+  e.has_top_left = avail & 4;
+  return e;
+}
+
 // predict_intra4x4_all (table-driven) against predict_intra4x4 mode by mode on random and extreme edges, every
 // availability combination.
 TEST(IntraPred, All4x4MatchesPerMode) {
   std::mt19937 rng(77);
   for (int rep = 0; rep < 4000; ++rep) {
-    Edge4x4 e;
-    const int kind = rep % 4;  // random, all 0, all 255, random extremes
-    auto val = [&]() -> uint8_t {
-      return static_cast<uint8_t>(kind == 0 ? rng() : kind == 1 ? 0 : kind == 2 ? 255 : (rng() & 1) * 255);
-    };
-    for (auto& t : e.top) t = val();
-    for (auto& l : e.left) l = val();
-    e.top_left = val();
-    e.has_top = rep & 4;
-    e.has_left = rep & 8;
-    e.has_top_left = rep & 16;
+    const Edge4x4 e = test_edge(rng, rep % 4, rep >> 2);
     uint8_t all[9][16];
     predict_intra4x4_all(e, all);
     for (int m = 0; m < 9; ++m) {
@@ -173,24 +187,7 @@ TEST(IntraPred, All4x4VariantsMatchReference) {
   std::mt19937 rng(2024);
   for (int v = 1; v < n; ++v)
     for (int rep = 0; rep < 20000; ++rep) {
-      Edge4x4 e;
-      const int kind = rep % 5;  // random, all 0, all 255, random extremes, near-equal neighbours
-      const uint8_t base = static_cast<uint8_t>(rng());
-      auto val = [&]() -> uint8_t {
-        switch (kind) {
-          case 0: return static_cast<uint8_t>(rng());
-          case 1: return 0;
-          case 2: return 255;
-          case 3: return static_cast<uint8_t>((rng() & 1) * 255);
-          default: return static_cast<uint8_t>(base + (rng() % 3) - 1);
-        }
-      };
-      for (auto& t : e.top) t = val();
-      for (auto& l : e.left) l = val();
-      e.top_left = val();
-      e.has_top = rep & 8;
-      e.has_left = rep & 16;
-      e.has_top_left = rep & 32;
+      const Edge4x4 e = test_edge(rng, rep % 5, rep >> 3);
       uint8_t want[9][16], got[9][16];
       std::memset(got, 0xA5, sizeof(got));
       predict_intra4x4_all_c(e, want);
