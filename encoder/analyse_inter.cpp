@@ -16,26 +16,6 @@ namespace {
 // Costs are signed here: JM's distblk is signed and the RDOptimization 0 skip cost can be negative.
 constexpr int64_t kMaxCost = std::numeric_limits<int64_t>::max();
 
-// Decorates the integer source to time the integer stage apart from the sub-pel refinement. The caller sets
-// `start` (its own clock read just before begin_mb) and best() closes the interval, so a partition search costs
-// three clock reads (start, after the integer stage, after the refinement); begin_mb only records positions.
-class TimedSource final : public IntegerCandidateSource {
- public:
-  TimedSource(IntegerCandidateSource& s, double& t) : s_(s), t_(t) {}
-  void begin_mb(int mb_x, int mb_y, int ref, MV pred) override { s_.begin_mb(mb_x, mb_y, ref, pred); }
-  Candidate best(int part, MV pred) override {
-    Candidate r = s_.best(part, pred);
-    t_ += stage_clock_seconds() - start;
-    return r;
-  }
-  const SubpelTable* subpel(int part, MV mv, int metric) override { return s_.subpel(part, mv, metric); }
-  double start = 0;
-
- private:
-  IntegerCandidateSource& s_;
-  double& t_;
-};
-
 // JM refbits: ue(v) length of ref_idx, charged only when the list has more than one picture.
 inline int64_t ref_cost(const MbContext& c, int lambda, int ref) {
   return c.num_ref_idx_active > 1 ? static_cast<int64_t>(lambda) * ue_bits(static_cast<uint32_t>(ref)) : 0;
@@ -56,16 +36,23 @@ uint64_t md_distortion_16x16(const MbContext& c, const uint8_t pred[256]) {
 struct Searcher {
   const MbContext& c;
   InterContext& ic;
-  TimedSource timed;
   MV skip_mv;
   int64_t skip_cost = 0;  // JM GetSkipCostMB (RDOptimization 0 only)
   MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
   MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
   MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
-  double me_time = 0;
+  // Stage ticks of this macroblock's partition searches (common/stage_clock.h), converted once at the end. The
+  // intervals are chained: a search's integer stage runs from `mark` (the end of the previous search, or the start
+  // of the motion search) to the end of best(), its sub-pel stage from there to the end of the refinement, so a
+  // search costs two clock reads, not three (rdtsc was three quarters of this function's samples in perf). The
+  // bookkeeping between consecutive searches (predictors, state) thus counts as integer ME, as it does in JM's ME
+  // time; work of the mode decision between searches (RDOptimization 1's 8x8 costs) is excluded with pause().
+  uint64_t integer_ticks = 0, subpel_ticks = 0, mark = 0;
+  void start_timing() { mark = stage_ticks(); }
+  void pause() { integer_ticks += stage_ticks() - mark; }
+  void resume() { mark = stage_ticks(); }
 
-  Searcher(const MbContext& ctx, InterContext& ictx)
-      : c(ctx), ic(ictx), timed(*ictx.source, ictx.times->integer_me), mvp(mvctx()) {
+  Searcher(const MbContext& ctx, InterContext& ictx) : c(ctx), ic(ictx), mvp(mvctx()) {
     cur.type = MbType::P8x8;
     cur.slice_id = c.slice_id;
     for (int r = 0; r < c.num_ref_idx_active; ++r) pred16[r] = mvp.predict(0, 0, 4, 4, r);
@@ -86,17 +73,19 @@ struct Searcher {
   int64_t search(int part, int ref, MV* mv_out) {
     const PartitionGeometry g = partition_geometry(part);
     const MV pred = mvp.predict(g.x, g.y, g.w, g.h, ref);
-    const double t0 = stage_clock_seconds();
-    timed.start = t0;
-    const double int_before = ic.times->integer_me;
-    timed.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+    IntegerCandidateSource& src = *ic.source;
+    src.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+    const Candidate best = src.best(part, pred);
+    const uint64_t t1 = stage_ticks();
     MotionSearchParams msp = ic.msp;
     msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
     msp.planes = c.refs[ref]->halfpel.get();
-    MotionResult r = motion_search_partition(timed, part, pred, src_luma(c), c.src->plane[0].stride,
-                                             c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
-    const double total = stage_clock_seconds() - t0;
-    ic.times->subpel_me += total - (ic.times->integer_me - int_before);
+    MotionResult r = refine_partition(src, part, best, pred, src_luma(c), c.src->plane[0].stride,
+                                      c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
+    const uint64_t t2 = stage_ticks();
+    integer_ticks += t1 - mark;
+    subpel_ticks += t2 - t1;
+    mark = t2;
     ic.times->subpel_searches += !msp.disable_subpel;
     ic.times->subpel_from_tables += r.from_table;
     int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
@@ -276,7 +265,9 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
       if (rd) {
         // md_high.c: submacroblock_mode_decision_p_slice, rdcost_for_8x8blocks.
         cost = best_ref_cost;
+        s.pause();
         const int64_t rdc = rdcost_8x8(c, s, b8, static_cast<SubMbType>(st), best_ref, best_mv, nz, best_rd);
+        s.resume();
         better = rdc < best_rd;
         if (better) best_rd = rdc;
       } else {
@@ -395,11 +386,15 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   const EncoderParams& p = *c.p;
   const bool intra_ok = !p.disable_intra_in_inter;
   const double t_md = stage_clock_seconds();
-  const double me_before = ic.times->integer_me + ic.times->subpel_me;
 
   Searcher s(c, ic);
   InterCandidate cand[4];
-  search_modes(c, s, cand);
+  s.start_timing();
+  search_modes(c, s, cand);  // every partition search of the macroblock happens here
+  s.pause();
+  const double integer_s = stage_ticks_to_seconds(s.integer_ticks), subpel_s = stage_ticks_to_seconds(s.subpel_ticks);
+  ic.times->integer_me += integer_s;
+  ic.times->subpel_me += subpel_s;
   InterMotion skip;
   make_skip(s.skip_mv, skip);
 
@@ -474,8 +469,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     if (p.p_slice_skip && is_skip_equivalent(out, skip)) out.type = MbType::PSkip;  // same samples, fewer bits
     result = best_cost;
   }
-  const double me = ic.times->integer_me + ic.times->subpel_me - me_before;
-  ic.times->mode_decision += stage_clock_seconds() - t_md - me - coding_s;
+  ic.times->mode_decision += stage_clock_seconds() - t_md - integer_s - subpel_s - coding_s;
   ic.times->coding += coding_s;
   return result;
 }

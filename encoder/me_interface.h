@@ -127,6 +127,11 @@ struct PictureSearchRequest {
   // the first subpel_ranks (1..top_k) candidates of every list.
   int subpel_metric = -1;
   int subpel_ranks = 1;
+  // true: search() may return once the work is queued, before every band of macroblock rows has landed; the caller
+  // then calls PictureIntegerSearch::wait_rows() before it reads a row's candidates or tables, so the macroblock
+  // loop starts on the first rows while the GPU still computes the last (the GPU's time hides behind the CPU's).
+  // Producers that answer in full (the twin, copied answers) ignore it. Same candidates either way.
+  bool progressive = false;
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
@@ -172,6 +177,11 @@ class PictureIntegerSearch {
   virtual ~PictureIntegerSearch() = default;
   virtual void search(const PictureSearchRequest& req, PictureCandidates& out) = 0;
   virtual const char* name() const = 0;  // "cuda:<device name>" or "cpu-twin"
+  // After a progressive search(): blocks until macroblock rows [0, rows) of every reference (candidates and
+  // tables) are in the answer, and returns how many rows are ready now (>= rows; all of them when the answer is
+  // complete). The answer stays valid until the next search(). The caller keeps the answer and the request's
+  // pictures alive until every row was waited for. Producers that answer in full return at once.
+  virtual int wait_rows(int rows) { (void)rows; return INT32_MAX; }
 };
 
 // ---- What the macroblock loop sees -------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 #include "encoder/me_sources.h"
 
 #include <climits>
+#include <cstddef>
+
+#include "common/stage_clock.h"
 
 #include "encoder/me_fullfast.h"
 
@@ -11,12 +14,23 @@ namespace {
 // predictor known at picture start; the exact predictor is known only now, so they are ranked again.
 class RerankSource final : public IntegerCandidateSource {
  public:
-  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor, std::vector<MV> ranked_against)
-      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor), ranked_against_(std::move(ranked_against)) {}
+  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor, std::vector<MV> ranked_against,
+               const ProgressiveAnswer& progress)
+      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor), ranked_against_(std::move(ranked_against)),
+        progress_(progress) {
+    if (!progress_.search) ready_rows_ = INT_MAX;
+  }
 
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
     mb_ = mb_y * mb_width_ + mb_x;
     ref_ = ref;
+    // (best()'s prefetch of the macroblock two ahead may touch a row still landing: DMA into host memory is
+    // cache-coherent, so that costs at most a wasted miss.)
+    if (mb_y >= ready_rows_) {
+      const double t0 = stage_clock_seconds();
+      ready_rows_ = progress_.search->wait_rows(mb_y + 1);
+      if (progress_.wait_seconds) *progress_.wait_seconds += stage_clock_seconds() - t0;
+    }
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
@@ -33,15 +47,20 @@ class RerankSource final : public IntegerCandidateSource {
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
     // The same holds for the sub-pel tables (4 KB per macroblock and rank, read by the refinement right after this
-    // query): the first rank's row of the partition, 98 or 196 bytes, is fetched ahead too.
+    // query): the partition's row, 98 or 196 bytes, of every rank with a table is fetched ahead too. (Rank 0 alone
+    // left the first table read of a refinement as its hottest instruction in perf: a quarter of the refinements
+    // choose a later rank.)
     if (mb_ + 2 < cands_.num_mbs) {
       const char* ahead = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 2, part));
       for (size_t off = 0; off < sizeof(Candidate) * static_cast<size_t>(cands_.top_k); off += 64)
         __builtin_prefetch(ahead + off);
       if (const SubpelTable* t = cands_.subpel_at(ref_, mb_ + 2, 0)) {
-        const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
+        const size_t row_offset = part == 0 ? offsetof(SubpelTable, d16x16) : offsetof(SubpelTable, d) + sizeof t->d[0] * (part - 1);
         const size_t bytes = part == 0 ? sizeof t->d16x16 : sizeof t->d[0];
-        for (size_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(row + off);
+        for (int k = 0; k < cands_.subpel_ranks; ++k) {
+          const char* row = reinterpret_cast<const char*>(t + k) + row_offset;
+          for (size_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(row + off);
+        }
       }
     }
     if (!ranked_against_.empty() &&
@@ -68,6 +87,8 @@ class RerankSource final : public IntegerCandidateSource {
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
   std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor
+  ProgressiveAnswer progress_;
+  int ready_rows_ = 0;  // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
 };
 
@@ -87,12 +108,13 @@ std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, s
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor) {
-  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::vector<MV>());
+  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::vector<MV>(), ProgressiveAnswer{});
 }
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
-                                                           int lambda_factor, std::vector<MV> ranked_against) {
-  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::move(ranked_against));
+                                                           int lambda_factor, std::vector<MV> ranked_against,
+                                                           const ProgressiveAnswer& progress) {
+  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::move(ranked_against), progress);
 }
 
 }  // namespace gme

@@ -30,10 +30,19 @@ std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, s
 // the stored order). Candidates whose sad is UINT32_MAX are treated as empty slots.
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor);
+// A progressive answer (PictureSearchRequest::progressive): the search to ask for rows as the macroblock loop
+// reaches them, and where to add the seconds spent waiting (nullptr: not counted). search == nullptr: complete.
+struct ProgressiveAnswer {
+  PictureIntegerSearch* search = nullptr;
+  double* wait_seconds = nullptr;
+};
+
 // The same, told that the candidates of (ref, mb) are already ordered by (motion_cost at ranked_against[ref *
 // num_mbs + mb], then stored order) as the picture-level search returns them: when the exact predictor equals that
 // predictor the first candidate is the answer and nothing is recomputed (static areas, with the (0,0) centre).
+// With `progress`, rows are waited for as the loop reaches them.
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
-                                                           int lambda_factor, std::vector<MV> ranked_against);
+                                                           int lambda_factor, std::vector<MV> ranked_against,
+                                                           const ProgressiveAnswer& progress = ProgressiveAnswer{});
 
 }  // namespace gme

@@ -188,7 +188,12 @@ void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionRes
 MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
                                      int cur_stride, const Plane& ref, int mb_px, int mb_py,
                                      const MotionSearchParams& p, const PixelFuncs& px) {
-  const Candidate ic = src.best(part, pred);
+  return refine_partition(src, part, src.best(part, pred), pred, cur_mb, cur_stride, ref, mb_px, mb_py, p, px);
+}
+
+MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candidate& ic, MV pred,
+                              const uint8_t* cur_mb, int cur_stride, const Plane& ref, int mb_px, int mb_py,
+                              const MotionSearchParams& p, const PixelFuncs& px) {
   MotionResult res;
   res.pred = pred;
   res.mv = ic.mv;

@@ -58,5 +58,10 @@ struct MotionResult {
 MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
                                      int cur_stride, const Plane& ref, int mb_px, int mb_py,
                                      const MotionSearchParams& p, const PixelFuncs& px);
+// Its second half: the sub-pel refinement of integer candidate `ic` (src.best(part, pred)'s answer), for callers
+// that time the two stages apart.
+MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candidate& ic, MV pred,
+                              const uint8_t* cur_mb, int cur_stride, const Plane& ref, int mb_px, int mb_py,
+                              const MotionSearchParams& p, const PixelFuncs& px);
 
 }  // namespace gme

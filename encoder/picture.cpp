@@ -24,7 +24,8 @@ inline double seconds_since(Clock::time_point t) { return std::chrono::duration<
 // (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
 std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, const PictureParams& pp,
                                                             const Frame& src, const std::vector<const Frame*>& refs,
-                                                            PictureCandidates& cands, double* seconds) {
+                                                            PictureCandidates& cands, double* seconds,
+                                                            double* wait_seconds) {
   const EncoderParams& p = s.p;
   const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
   std::vector<const Plane*> planes;
@@ -67,9 +68,13 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
     req.subpel_metric = p.me_distortion_qpel;
     req.subpel_ranks = std::min(p.gpu_subpel_ranks, p.gpu_top_k);
   }
+  // The macroblock loop starts on the first rows while the GPU still works on the last (encode_picture waits for
+  // the rest before `cands` goes).
+  req.progressive = true;
   search.search(req, cands);
   *seconds += seconds_since(t0);
-  return make_rerank_source(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred));
+  return make_rerank_source(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred),
+                            ProgressiveAnswer{&search, wait_seconds});
 }
 
 }  // namespace
@@ -215,20 +220,26 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   for (MbInfo& m : s.mbs) m = MbInfo();
 
   PictureCandidates cands;
-  double picture_me_seconds = 0;
+  double picture_me_seconds = 0, picture_wait_seconds = 0;
   std::unique_ptr<IntegerCandidateSource> source;
-  if (pp.type == SliceType::P) source = make_integer_source(s, pp, src, refs, cands, &picture_me_seconds);
+  if (pp.type == SliceType::P)
+    source = make_integer_source(s, pp, src, refs, cands, &picture_me_seconds, &picture_wait_seconds);
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
   SliceLoopStats st = encode_slices(s, pp, src, *rec, refs, source.get(), out);
+  if (source && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
+    const auto t_wait = Clock::now();
+    s.picture_search->wait_rows(s.mb_h);
+    picture_me_seconds += seconds_since(t_wait);
+  }
   res.num_slices = st.num_slices;
   res.times = st.times;
-  res.times.integer_me += picture_me_seconds;
+  res.times.integer_me += picture_me_seconds;  // the waits inside the loop are in st.times.integer_me already
   res.times.subpel_me += planes_seconds;
-  res.times.picture_search = picture_me_seconds;
+  res.times.picture_search = picture_me_seconds + picture_wait_seconds;
   if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
     s.prev_p_mv.resize(s.mbs.size());
     for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];

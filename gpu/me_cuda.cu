@@ -25,7 +25,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -120,6 +122,23 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+// GME_CUDA_TRACE=1: the start-up steps' times on stderr (what an encode's first P picture waits for).
+class StartupTrace {
+ public:
+  StartupTrace() : on_(std::getenv("GME_CUDA_TRACE") != nullptr), t_(std::chrono::steady_clock::now()) {}
+  void step(const char* what) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "gme: CUDA start-up: %-40s %8.1f ms\n", what,
+                 std::chrono::duration<double, std::milli>(now - t_).count());
+    t_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point t_;
+};
+
 float elapsed_ms(const Event& a, const Event& b) {
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
@@ -144,13 +163,17 @@ constexpr int kBands = 8;
 
 class CudaSearch final : public GpuPictureSearch {
  public:
-  explicit CudaSearch(int device);
+  CudaSearch(int device, StartupTrace& trace);
+  ~CudaSearch() override {
+    if (fly_.active) cudaDeviceSynchronize();  // no DMA into buffers about to be freed
+  }
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return name_.c_str(); }
   GpuSearchTiming last_timing() const override { return timing_; }
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }
   void set_pipelined(bool on) override { pipelined_ = on; }
+  int wait_rows(int rows) override;
 
  private:
   // A picture kept on the device (luma, no border), found again by its content id.
@@ -165,8 +188,23 @@ class CudaSearch final : public GpuPictureSearch {
     Resident* dst;
     const Plane* src;
   };
+  struct Launch { int ref, band, chunk; };  // one (reference, band of macroblock rows) kernel
+  // The call whose bands may still be landing (a progressive answer): what wait_rows() and the next search()
+  // complete. The request is kept for the twin, should the device fail before every row has landed.
+  struct InFlight {
+    bool active = false;
+    std::vector<Launch> launches;
+    int band_mbs = 1, bands = 0, mb_height = 0, ready_rows = 0;
+    bool tables = false, uploaded = false;
+    PictureSearchRequest req;
+    PictureCandidates* out = nullptr;
+  };
 
   void search_on_device(const PictureSearchRequest& req, PictureCandidates& out);
+  // Waits for the bands holding rows [0, rows) of the call in flight (throws CudaError); the whole call: timings.
+  void complete_rows(int rows);
+  // Completes the call in flight without touching its answer (whose owner may be gone): for the next search().
+  void drain();
   Resident* acquire(const Plane& plane, int id, const std::vector<Resident*>& in_use, size_t max_resident,
                     std::vector<Pending>& pending);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i);
@@ -178,7 +216,8 @@ class CudaSearch final : public GpuPictureSearch {
   Stream copy_;
   Stream compute_[kStreams];
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
-  std::vector<std::unique_ptr<Event>> upload_ev_, done_ev_;
+  Stream table_[kStreams];  // sub-pel tables: a band's table starts as soon as its own integer kernel ends
+  std::vector<std::unique_ptr<Event>> upload_ev_, done_ev_, kernel_ev_;
   std::vector<std::unique_ptr<Resident>> resident_;
   DeviceBuffer d_params_, d_out_, d_order_, d_tab_;
   PinnedBuffer h_params_, h_out_, h_order_, h_tab_;
@@ -189,9 +228,11 @@ class CudaSearch final : public GpuPictureSearch {
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
   bool failed_ = false;
   GpuSearchTiming timing_;
+  InFlight fly_;
 };
 
-CudaSearch::CudaSearch(int device) : device_(device) {
+CudaSearch::CudaSearch(int device, StartupTrace& trace) : device_(device) {
+  trace.step("streams and events");
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   if (prop.major < 9)
@@ -212,6 +253,7 @@ CudaSearch::CudaSearch(int device) : device_(device) {
   if (smem > prop.sharedMemPerBlockOptin)
     throw CudaError("device " + std::string(prop.name) + " offers " + std::to_string(prop.sharedMemPerBlockOptin) +
                     " bytes of shared memory per block, " + std::to_string(smem) + " needed");
+  trace.step("device properties");
   for (KernelFn k : kKernels) {
     cudaFuncAttributes attr;
     CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
@@ -219,6 +261,7 @@ CudaSearch::CudaSearch(int device) : device_(device) {
   }
   CUDA_CHECK(cudaFuncSetAttribute(subpel_table_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kSubpelSmemBytes)));
+  trace.step("kernel images (17) loaded");
 }
 
 const Event& CudaSearch::pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
@@ -263,6 +306,7 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
 
 void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);  // bad requests throw std::invalid_argument on either path
+  drain();  // a progressive answer still landing: its buffers are about to be reused
   if (failed_ || req.top_k > kGpuMaxTopK) {
     twin_.search(req, out);
     return;
@@ -274,8 +318,59 @@ void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out)
     std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
     failed_ = true;
     name_ = "cpu-twin";
+    fly_.active = false;
     twin_.search(req, out);
   }
+}
+
+int CudaSearch::wait_rows(int rows) {
+  if (!fly_.active) return INT32_MAX;
+  if (rows <= fly_.ready_rows) return fly_.ready_rows;
+  try {
+    complete_rows(rows);
+  } catch (const CudaError& e) {
+    // As in search(): the rows still outstanding come from the twin, and so does everything after.
+    std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
+    failed_ = true;
+    name_ = "cpu-twin";
+    fly_.active = false;
+    twin_.search(fly_.req, *fly_.out);
+    return INT32_MAX;
+  }
+  return fly_.active ? fly_.ready_rows : INT32_MAX;
+}
+
+void CudaSearch::drain() {
+  if (!fly_.active) return;
+  try {
+    complete_rows(INT32_MAX);
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
+    failed_ = true;
+    name_ = "cpu-twin";
+    fly_.active = false;
+  }
+}
+
+void CudaSearch::complete_rows(int rows) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  const int last_band = std::min(fly_.bands - 1, (std::min(rows, fly_.mb_height) - 1) / fly_.band_mbs);
+  for (size_t i = 0; i < fly_.launches.size(); ++i) {
+    if (fly_.launches[i].band > last_band) continue;
+    CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
+    if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
+  }
+  fly_.ready_rows = std::min(fly_.mb_height, (last_band + 1) * fly_.band_mbs);
+  if (fly_.ready_rows < fly_.mb_height) return;
+  float last = 0;  // bands finish out of order: the call ends with the latest
+  for (size_t i = 0; i < fly_.launches.size(); ++i) {
+    last = std::max(last, elapsed_ms(ev_start_, pool_event(done_ev_, i)));
+    if (fly_.tables) last = std::max(last, elapsed_ms(ev_start_, pool_event(tab_ev_, i)));
+  }
+  timing_.total_ms = last;
+  if (fly_.uploaded) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, fly_.bands - 1));
+  fly_.active = false;
+  fly_.out = nullptr;
 }
 
 void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandidates& out) {
@@ -350,7 +445,6 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   const int bands = (req.mb_height + band_mbs - 1) / band_mbs;
   const int band_px = 16 * band_mbs;
   const int streams = pipelined_ ? kStreams : 1;
-  struct Launch { int ref, band, chunk; };
   std::vector<Launch> launches;
   for (int r = 0; r < num_refs; ++r)
     for (int b = 0; b < bands; ++b) {
@@ -385,6 +479,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       kKernels[k - 1]<<<blocks, kThreads, g.smem, st>>>(a);
       CUDA_CHECK_LAUNCH("integer_search_kernel");
       if (pipelined_) {
+        CUDA_CHECK(cudaEventRecord(pool_event(kernel_ev_, next).get(), st));
         const size_t off = (static_cast<size_t>(l.ref) * num_mbs + a.mb_first) * per_mb * sizeof(Candidate);
         CUDA_CHECK(cudaMemcpyAsync(h_out_.as<uint8_t>() + off, d_out_.as<uint8_t>() + off,
                                    blocks * per_mb * sizeof(Candidate), cudaMemcpyDeviceToHost, st));
@@ -392,11 +487,14 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       }
     }
   };
-  // The sub-pel tables of launch i's macroblocks, on the stream of its integer kernel (whose candidates they
-  // read), after every upload (their +-3/4-pel samples may reach below the rows the integer band waited for).
+  // The sub-pel tables of launch i's macroblocks, after its integer kernel (whose candidates they read) and every
+  // upload (their +-3/4-pel samples may reach below the rows the integer band waited for). Pipelined, on a table
+  // stream of their own, so band 0's tables (what the macroblock loop needs first) do not queue behind band 4's
+  // integer kernel.
   auto launch_subpel = [&](size_t i, cudaStream_t st) {
     const Launch& l = launches[i];
     if (!pending.empty()) CUDA_CHECK(cudaStreamWaitEvent(st, ev_uploaded_.get(), 0));
+    if (pipelined_) CUDA_CHECK(cudaStreamWaitEvent(st, pool_event(kernel_ev_, i).get(), 0));
     const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
     SubpelKernelArgs sa = subpel_kernel_args(req);
     sa.cur = in_use[0]->pixels.as<uint8_t>();
@@ -431,27 +529,41 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     }
   }
   if (!pending.empty()) CUDA_CHECK(cudaEventRecord(ev_uploaded_.get(), copy_.get()));
+  // The answer's shape; zero-copy views point into the page-locked download buffers from now on.
+  if (tables) {
+    out.subpel_metric = req.subpel_metric;
+    out.subpel_ranks = req.subpel_ranks;
+    if (req.zero_copy) {
+      out.subpel.clear();
+      out.subpel_view = h_tab_.as<SubpelTable>();
+    }
+  }
+  if (req.zero_copy) out.view = h_out_.as<Candidate>();
   if (pipelined_) {
     if (tables)
-      for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, compute_[i % streams].get());
-    for (size_t i = 0; i < launches.size(); ++i) {
+      for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, table_[i % streams].get());
+    fly_.active = true;
+    fly_.launches = launches;
+    fly_.band_mbs = band_mbs;
+    fly_.bands = bands;
+    fly_.mb_height = req.mb_height;
+    fly_.ready_rows = 0;
+    fly_.tables = tables;
+    fly_.uploaded = !pending.empty();
+    if (req.progressive && req.zero_copy) {  // the caller waits for rows as it reaches them
+      fly_.req = req;
+      fly_.out = &out;
+      return;
+    }
+    for (size_t i = 0; !req.zero_copy && i < launches.size(); ++i) {  // copy each band out as it lands
       CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
-      if (req.zero_copy) continue;
       const Launch& l = launches[i];
       const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
       const size_t first = (static_cast<size_t>(l.ref) * num_mbs + static_cast<size_t>(row0) * req.mb_width) * per_mb;
       std::memcpy(out.data.data() + first, h_out_.as<Candidate>() + first,
                   static_cast<size_t>(row1 - row0) * req.mb_width * per_mb * sizeof(Candidate));
     }
-    float last = 0;  // bands finish out of order: the call ends with the latest
-    for (size_t i = 0; i < launches.size(); ++i) {
-      last = std::max(last, elapsed_ms(ev_start_, pool_event(done_ev_, i)));
-      if (tables) {
-        CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
-        last = std::max(last, elapsed_ms(ev_start_, pool_event(tab_ev_, i)));
-      }
-    }
-    timing_.total_ms = last;
+    complete_rows(req.mb_height);
   } else {
     cudaStream_t st = compute_[0].get();
     CUDA_CHECK(cudaEventRecord(ev_kernel_end_.get(), st));
@@ -463,19 +575,11 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     if (!req.zero_copy) std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
     timing_.kernel_ms = elapsed_ms(ev_kernel_start_, ev_kernel_end_);
     timing_.total_ms = elapsed_ms(ev_start_, pool_event(done_ev_, 0));
+    if (!pending.empty()) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, bands - 1));
   }
-  if (!pending.empty()) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, bands - 1));
-  if (req.zero_copy) out.view = h_out_.as<Candidate>();
-  if (tables) {
-    out.subpel_metric = req.subpel_metric;
-    out.subpel_ranks = req.subpel_ranks;
-    if (req.zero_copy) {
-      out.subpel.clear();
-      out.subpel_view = h_tab_.as<SubpelTable>();
-    } else {
-      out.subpel.resize(n * ranks);
-      std::memcpy(out.subpel.data(), h_tab_.as<void>(), n * ranks * sizeof(SubpelTable));
-    }
+  if (tables && !req.zero_copy) {
+    out.subpel.resize(n * ranks);
+    std::memcpy(out.subpel.data(), h_tab_.as<void>(), n * ranks * sizeof(SubpelTable));
   }
 }
 
@@ -483,6 +587,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
 
 std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, std::string* why) {
   try {
+    StartupTrace trace;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -499,8 +604,11 @@ std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, std::string* wh
                       " found)";
       return nullptr;
     }
+    trace.step("cudaGetDeviceCount (driver init)");
     CUDA_CHECK(cudaSetDevice(device));
-    auto s = std::make_unique<CudaSearch>(device);
+    CUDA_CHECK(cudaFree(nullptr));  // creates the context now, so the trace can tell it apart
+    trace.step("context creation");
+    auto s = std::make_unique<CudaSearch>(device, trace);
     if (why) why->clear();
     return s;
   } catch (const std::exception& e) {

@@ -253,6 +253,21 @@ TEST(GpuMeTwin, ZeroCopyRequestStillAnswersInData) {
   EXPECT_TRUE(same_candidates(got, want));
 }
 
+TEST(GpuMeTwin, ProgressiveRequestAnswersInFull) {
+  // The twin answers in full whatever the request allows: every row is ready at once.
+  std::mt19937 rng(12);
+  Scene s = make_scene(3, 4, 1, 3, 2, rng);
+  s.req.zero_copy = true;
+  s.req.progressive = true;
+  TwinPictureSearch twin;
+  PictureCandidates got, want;
+  twin.search(s.req, got);
+  EXPECT_GE(twin.wait_rows(1), s.req.mb_height);
+  s.req.progressive = false;
+  twin.search(s.req, want);
+  EXPECT_TRUE(same_candidates(got, want));
+}
+
 TEST(GpuMeTwin, MatchesOracleAtRange128) {
   std::mt19937 rng(99);
   TwinPictureSearch twin;
@@ -576,6 +591,54 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
   PictureCandidates got;
   search_->search(s.req, got);
   EXPECT_EQ(got.subpel_at(0, 0, 0), nullptr);
+}
+
+TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
+  // The encoder's request: zero copy, tables, progressive. The macroblock loop asks for rows as it reaches them;
+  // every row it was told is ready must hold the twin's candidates and tables, whatever has landed after it.
+  std::mt19937 rng(8080);
+  for (int refs : {1, 2}) {
+    Scene s = make_scene(11, 17, refs, 16, 8, rng);
+    s.req.zero_copy = true;
+    s.req.progressive = true;
+    s.req.subpel_metric = 2;
+    s.req.subpel_ranks = 2;
+    PictureCandidates answer, want;
+    search_->search(s.req, answer);
+    twin_.search(s.req, want);
+    const PictureCandidates& got = answer;  // readers' view (the non-const at() is the producers' `data`)
+    ASSERT_NE(got.view, nullptr);
+    int ready = 0;
+    for (int row = 0; row < s.req.mb_height; ++row) {
+      if (row >= ready) {
+        const int now = search_->wait_rows(row + 1);
+        EXPECT_GT(now, row);
+        EXPECT_GE(now, ready);
+        ready = now;
+      }
+      for (int r = 0; r < refs; ++r)
+        for (int mb = row * s.req.mb_width; mb < (row + 1) * s.req.mb_width; ++mb) {
+          for (int p = 0; p < kNumPartitions; ++p)
+            for (int i = 0; i < s.req.top_k; ++i) {
+              const Candidate x = got.at(r, mb, p)[i], y = want.at(r, mb, p)[i];
+              ASSERT_TRUE(x.mv == y.mv && x.sad == y.sad) << "ref " << r << " mb " << mb << " part " << p;
+            }
+          for (int k = 0; k < s.req.subpel_ranks; ++k)
+            ASSERT_TRUE(same_tables(got.subpel_at(r, mb, k), want.subpel_at(r, mb, k), 1)) << "mb " << mb;
+        }
+    }
+    EXPECT_GE(search_->wait_rows(s.req.mb_height), s.req.mb_height);
+  }
+  // A progressive answer nobody waited for is completed by the next search, which answers correctly.
+  Scene a = make_scene(5, 9, 1, 8, 4, rng), b = make_scene(5, 9, 1, 8, 4, rng);
+  a.req.zero_copy = b.req.zero_copy = true;
+  a.req.progressive = b.req.progressive = true;
+  PictureCandidates ga, gb, wb;
+  search_->search(a.req, ga);
+  search_->search(b.req, gb);
+  search_->wait_rows(b.req.mb_height);
+  twin_.search(b.req, wb);
+  EXPECT_TRUE(same_candidates(gb, wb)) << describe(b.req);
 }
 
 TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {

@@ -393,6 +393,38 @@ TEST(MeCpu, RerankShortcutMatchesFullRerank) {
   EXPECT_GT(shortcuts, 50);
 }
 
+// A progressive answer (PictureSearchRequest::progressive): the source asks for a row before it reads it, and
+// only when the rows it was told are ready do not cover it.
+TEST(MeCpu, RerankSourceWaitsForEachRowBeforeReadingIt) {
+  struct Landing final : PictureIntegerSearch {
+    int landed = 0, calls = 0, step = 1;
+    void search(const PictureSearchRequest&, PictureCandidates&) override {}
+    const char* name() const override { return "landing"; }
+    int wait_rows(int rows) override {
+      ++calls;
+      landed = std::max(landed, rows + step - 1);  // a band of `step` rows lands at once
+      return landed;
+    }
+  };
+  const int mbw = 3, mbh = 7, refs = 2;
+  PictureCandidates pc;
+  pc.resize(refs, mbw * mbh, 2);
+  for (int step : {1, 3}) {
+    Landing landing;
+    landing.step = step;
+    double waited = 0;
+    auto src = make_rerank_source(pc, mbw, kL, std::vector<MV>(), ProgressiveAnswer{&landing, &waited});
+    for (int y = 0; y < mbh; ++y)
+      for (int x = 0; x < mbw; ++x)
+        for (int ref = 0; ref < refs; ++ref) {
+          src->begin_mb(x, y, ref, MV(0, 0));
+          ASSERT_GT(landing.landed, y) << "row " << y << " read before it landed";
+          src->best(0, MV(0, 0));
+        }
+    EXPECT_EQ(landing.calls, (mbh + step - 1) / step) << "one wait per band";
+  }
+}
+
 TEST(MeCpu, RerankSourceMatchesOracle) {
   std::mt19937 rng(28);
   const int mbw = 3, mbs = 6, k = 8, refs = 2;

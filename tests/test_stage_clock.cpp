@@ -17,6 +17,19 @@ TEST(StageClock, IsMonotonic) {
   }
 }
 
+TEST(StageClock, TicksAreMonotonicAndConvertAtTheSameRate) {
+  // The hot path's inline ticks (stage_ticks) and the seconds read must be the same clock.
+  const uint64_t t0 = stage_ticks();
+  const double s0 = stage_clock_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t t1 = stage_ticks();
+  const double s1 = stage_clock_seconds();
+  ASSERT_GT(t1, t0);
+  const double by_ticks = stage_ticks_to_seconds(t1 - t0), by_seconds = s1 - s0;
+  EXPECT_NEAR(by_ticks, by_seconds, 0.05 * by_seconds + 1e-4);
+  EXPECT_GT(by_ticks, 0.015);
+}
+
 TEST(StageClock, AgreesWithSteadyClock) {
   // Compared over 50 ms of sleep: a wrong tick rate (e.g. a missing calibration) would be off by orders of
   // magnitude; scheduling noise on a shared machine stays well inside 20 %.
