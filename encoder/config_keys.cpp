@@ -166,7 +166,7 @@ const std::vector<KeyDef> kSupported = {
   {"GPUSubpelDistortion", KeyType::Int, 1, nullptr, 0, 2, nullptr, FIELD(p.gpu_subpel_distortion),
    "sub-pel distortions of the first GPU candidates: 0 CPU, 1 computed on the GPU, 2 also by the CPU twin (tests)",
    "gme264 key"},
-  {"GPUSubpelRanks", KeyType::Int, 4, nullptr, 1, 16, nullptr, FIELD(p.gpu_subpel_ranks),
+  {"GPUSubpelRanks", KeyType::Int, 8, nullptr, 1, 16, nullptr, FIELD(p.gpu_subpel_ranks),
    "GPUSubpelDistortion: candidates per list (at most GPUTopK) whose sub-pel distortions are computed", "gme264 key"},
 };
 
