@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 
 #include "common/stage_clock.h"
 
@@ -47,19 +48,24 @@ class RerankSource final : public IntegerCandidateSource {
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
     // The same holds for the sub-pel tables (4 KB per macroblock and rank, read by the refinement right after this
-    // query): the partition's row, 98 or 196 bytes, of every rank with a table is fetched ahead too. (Rank 0 alone
-    // left the first table read of a refinement as its hottest instruction in perf: a quarter of the refinements
-    // choose a later rank.)
+    // query): the partition's row, 98 or 196 bytes, of the first kPrefetchRanks ranks is fetched ahead too, exactly
+    // the cache lines it spans. (Rank 0 alone left the first table read of a refinement as its hottest instruction
+    // in perf, a quarter of the refinements choosing a later rank; all 8 ranks, three lines each, stalled on the
+    // line-fill buffers instead. Ranks 0-3 serve about 91 % of the refinements, doc/GPU.md.)
     if (mb_ + 2 < cands_.num_mbs) {
       const char* ahead = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 2, part));
       for (size_t off = 0; off < sizeof(Candidate) * static_cast<size_t>(cands_.top_k); off += 64)
         __builtin_prefetch(ahead + off);
       if (const SubpelTable* t = cands_.subpel_at(ref_, mb_ + 2, 0)) {
-        const size_t row_offset = part == 0 ? offsetof(SubpelTable, d16x16) : offsetof(SubpelTable, d) + sizeof t->d[0] * (part - 1);
+        constexpr int kPrefetchRanks = 4;
+        const size_t row_offset =
+            part == 0 ? offsetof(SubpelTable, d16x16) : offsetof(SubpelTable, d) + sizeof t->d[0] * (part - 1);
         const size_t bytes = part == 0 ? sizeof t->d16x16 : sizeof t->d[0];
-        for (int k = 0; k < cands_.subpel_ranks; ++k) {
-          const char* row = reinterpret_cast<const char*>(t + k) + row_offset;
-          for (size_t off = 0; off < bytes + 63; off += 64) __builtin_prefetch(row + off);
+        const int ranks = cands_.subpel_ranks < kPrefetchRanks ? cands_.subpel_ranks : kPrefetchRanks;
+        for (int k = 0; k < ranks; ++k) {
+          const uintptr_t first = reinterpret_cast<uintptr_t>(t + k) + row_offset;
+          for (uintptr_t line = first & ~uintptr_t{63}; line < first + bytes; line += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(line));
         }
       }
     }

@@ -1,5 +1,6 @@
 #include "encoder/motion_search.h"
 
+#include <cstdint>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -149,12 +150,21 @@ void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionRes
     const int first = skip_centre ? 1 : 0;
     int best = 0;
     if constexpr (kCheap) {
-      int64_t cost[9];
-      for (int pos = first; pos < 9; ++pos)
-        cost[pos] = lambda * (bits_x[kSpiral[pos][0] + 1] + bits_y[kSpiral[pos][1] + 1]) +
+      // Fully unrolled (the offsets become constants, the table reads plain loads): lambda times the 3 + 3 bit
+      // counts once, then one add per position; a skipped centre costs INT64_MAX, which never wins a strict `<`.
+      int64_t lx[3], ly[3], cost[9];
+      for (int i = 0; i < 3; ++i) {
+        lx[i] = lambda * bits_x[i];
+        ly[i] = lambda * bits_y[i];
+      }
+#pragma GCC unroll 9
+      for (int pos = 0; pos < 9; ++pos)
+        cost[pos] = lx[kSpiral[pos][0] + 1] + ly[kSpiral[pos][1] + 1] +
                     distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
-      if (first == 0 && step == 2 && check_position0) cost[0] -= static_cast<int64_t>(lambda) * 16;
-      for (int pos = first; pos < 9; ++pos) {
+      if (skip_centre) cost[0] = INT64_MAX;
+      else if (step == 2 && check_position0) cost[0] -= static_cast<int64_t>(lambda) * 16;
+#pragma GCC unroll 9
+      for (int pos = 0; pos < 9; ++pos) {
         const bool lower = cost[pos] < min_cost;
         min_cost = lower ? cost[pos] : min_cost;
         best = lower ? pos : best;
