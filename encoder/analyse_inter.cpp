@@ -41,16 +41,27 @@ struct Searcher {
   MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
   MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
   MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
-  // Stage ticks of this macroblock's partition searches (common/stage_clock.h), converted once at the end. The
-  // intervals are chained: a search's integer stage runs from `mark` (the end of the previous search, or the start
-  // of the motion search) to the end of best(), its sub-pel stage from there to the end of the refinement, so a
-  // search costs two clock reads, not three (rdtsc was three quarters of this function's samples in perf). The
-  // bookkeeping between consecutive searches (predictors, state) thus counts as integer ME, as it does in JM's ME
-  // time; work of the mode decision between searches (RDOptimization 1's 8x8 costs) is excluded with pause().
-  uint64_t integer_ticks = 0, subpel_ticks = 0, mark = 0;
+  // Stage time of this macroblock's partition searches (common/stage_clock.h). A GPU run's partition search takes
+  // ~100-200 ns and a TSC read ~10-20 ns (in perf, three reads per search were a quarter of the motion-search
+  // samples), so the clock is read at the start and end of the macroblock's motion search (and around the mode
+  // decision work inside it, RDOptimization 1's 8x8 costs: pause/resume), which gives the searches' total time
+  // exactly, and around the refinement of a random 1 in kSampleEvery searches only; the picture splits the total
+  // with the sample's mean refinement time (StageTimes::split_partition_searches). Over a 640x480 picture's ~49k
+  // searches the sample holds ~6k. The bookkeeping between consecutive searches (predictors, state) counts as
+  // integer ME, as it does in JM's ME time.
+  static constexpr uint32_t kSampleEvery = 8;
+  uint64_t search_ticks = 0, sampled_ticks = 0, mark = 0;
+  int64_t searches = 0, sampled = 0;
   void start_timing() { mark = stage_ticks(); }
-  void pause() { integer_ticks += stage_ticks() - mark; }
+  void pause() { search_ticks += stage_ticks() - mark; }
   void resume() { mark = stage_ticks(); }
+  bool sample_this_search() {  // xorshift32: independent of the partition order, so every partition is sampled alike
+    uint32_t& x = ic.timing_sample_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x % kSampleEvery == 0;
+  }
 
   Searcher(const MbContext& ctx, InterContext& ictx) : c(ctx), ic(ictx), mvp(mvctx()) {
     cur.type = MbType::P8x8;
@@ -76,16 +87,18 @@ struct Searcher {
     IntegerCandidateSource& src = *ic.source;
     src.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
     const Candidate best = src.best(part, pred);
-    const uint64_t t1 = stage_ticks();
+    const bool timed = sample_this_search();
+    const uint64_t t1 = timed ? stage_ticks() : 0;
     MotionSearchParams msp = ic.msp;
     msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
     msp.planes = c.refs[ref]->halfpel.get();
     MotionResult r = refine_partition(src, part, best, pred, src_luma(c), c.src->plane[0].stride,
                                       c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
-    const uint64_t t2 = stage_ticks();
-    integer_ticks += t1 - mark;
-    subpel_ticks += t2 - t1;
-    mark = t2;
+    if (timed) {
+      sampled_ticks += stage_ticks() - t1;
+      ++sampled;
+    }
+    ++searches;
     ic.times->subpel_searches += !msp.disable_subpel;
     ic.times->subpel_from_tables += r.from_table;
     int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
@@ -392,9 +405,11 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   s.start_timing();
   search_modes(c, s, cand);  // every partition search of the macroblock happens here
   s.pause();
-  const double integer_s = stage_ticks_to_seconds(s.integer_ticks), subpel_s = stage_ticks_to_seconds(s.subpel_ticks);
-  ic.times->integer_me += integer_s;
-  ic.times->subpel_me += subpel_s;
+  const double me_s = stage_ticks_to_seconds(s.search_ticks);
+  ic.times->partition_search += me_s;
+  ic.times->sampled_refinement += stage_ticks_to_seconds(s.sampled_ticks);
+  ic.times->partition_searches += s.searches;
+  ic.times->sampled_searches += s.sampled;
   InterMotion skip;
   make_skip(s.skip_mv, skip);
 
@@ -469,7 +484,7 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     if (p.p_slice_skip && is_skip_equivalent(out, skip)) out.type = MbType::PSkip;  // same samples, fewer bits
     result = best_cost;
   }
-  ic.times->mode_decision += stage_clock_seconds() - t_md - integer_s - subpel_s - coding_s;
+  ic.times->mode_decision += stage_clock_seconds() - t_md - me_s - coding_s;
   ic.times->coding += coding_s;
   return result;
 }

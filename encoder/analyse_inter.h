@@ -24,6 +24,7 @@ struct InterContext {
   IntegerCandidateSource* source = nullptr;
   MotionSearchParams msp{};
   StageTimes* times = nullptr;
+  uint32_t timing_sample_state = 0x9E3779B9u;  // xorshift32 state of the stage-time sampling (never 0)
 };
 
 // Decides and codes one macroblock of a P slice; the picture holds its reconstruction. Returns the cost (signed,

@@ -24,11 +24,30 @@ struct StageTimes {
   // Counts beside the times: sub-pel refinements (one per partition search) and how many of them read the GPU
   // search's sub-pel tables instead of measuring pixels (GPUSubpelDistortion).
   int64_t subpel_searches = 0, subpel_from_tables = 0;
+  // The macroblock loop's partition searches, before split_partition_searches() turns them into integer_me and
+  // subpel_me: their total time (exact: read at the start and end of each macroblock's motion search), their
+  // number, and the refinement time of a random sample of them (encoder/analyse_inter.cpp says why).
+  double partition_search = 0, sampled_refinement = 0;
+  int64_t partition_searches = 0, sampled_searches = 0;
   StageTimes& operator+=(const StageTimes& o) {
     integer_me += o.integer_me; picture_search += o.picture_search; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
     coding += o.coding; deblocking += o.deblocking; total += o.total;
     subpel_searches += o.subpel_searches; subpel_from_tables += o.subpel_from_tables;
+    partition_search += o.partition_search; sampled_refinement += o.sampled_refinement;
+    partition_searches += o.partition_searches; sampled_searches += o.sampled_searches;
     return *this;
+  }
+  // Adds the partition searches to integer_me and subpel_me: refinement = the sampled searches' mean refinement time
+  // times the number of searches (at most the searches' total), integer ME = the rest. Clears the pieces.
+  void split_partition_searches() {
+    double refinement = 0;
+    if (sampled_searches > 0)
+      refinement = sampled_refinement * static_cast<double>(partition_searches) / static_cast<double>(sampled_searches);
+    if (refinement > partition_search) refinement = partition_search;
+    subpel_me += refinement;
+    integer_me += partition_search - refinement;
+    partition_search = sampled_refinement = 0;
+    partition_searches = sampled_searches = 0;
   }
 };
 

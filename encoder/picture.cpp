@@ -237,6 +237,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   }
   res.num_slices = st.num_slices;
   res.times = st.times;
+  res.times.split_partition_searches();
   res.times.integer_me += picture_me_seconds;  // the waits inside the loop are in st.times.integer_me already
   res.times.subpel_me += planes_seconds;
   res.times.picture_search = picture_me_seconds + picture_wait_seconds;

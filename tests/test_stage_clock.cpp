@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/stage_clock.h"
+#include "encoder/encoder.h"
 
 namespace gme {
 
@@ -39,6 +40,43 @@ TEST(StageClock, AgreesWithSteadyClock) {
   const double c1 = stage_clock_seconds();
   const double steady = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
   EXPECT_NEAR(c1 - c0, steady, 0.2 * steady);
+}
+
+}  // namespace gme
+
+namespace gme {
+
+// The picture's split of its partition searches (encoder/encoder.h): the sampled searches' mean refinement time
+// times the number of searches is the sub-pel stage, the rest of the searches' exact total is integer ME.
+TEST(StageTimes, SplitsPartitionSearchesBySample) {
+  StageTimes t;
+  t.integer_me = 1.0;  // the picture-level search, already there
+  t.partition_search = 10.0;
+  t.partition_searches = 80;
+  t.sampled_searches = 10;
+  t.sampled_refinement = 1.0;  // 0.1 per refinement
+  t.split_partition_searches();
+  EXPECT_DOUBLE_EQ(t.subpel_me, 8.0);
+  EXPECT_DOUBLE_EQ(t.integer_me, 1.0 + 2.0);
+  EXPECT_EQ(t.partition_searches, 0);  // consumed: a second call adds nothing
+  t.split_partition_searches();
+  EXPECT_DOUBLE_EQ(t.subpel_me + t.integer_me, 11.0);
+
+  StageTimes over;  // a sample slower than the whole: capped at the searches' total
+  over.partition_search = 1.0;
+  over.partition_searches = 4;
+  over.sampled_searches = 1;
+  over.sampled_refinement = 0.5;
+  over.split_partition_searches();
+  EXPECT_DOUBLE_EQ(over.subpel_me, 1.0);
+  EXPECT_DOUBLE_EQ(over.integer_me, 0.0);
+
+  StageTimes none;  // no search sampled (DisableSubpelME-like tiny pictures): all integer ME
+  none.partition_search = 0.3;
+  none.partition_searches = 3;
+  none.split_partition_searches();
+  EXPECT_DOUBLE_EQ(none.subpel_me, 0.0);
+  EXPECT_DOUBLE_EQ(none.integer_me, 0.3);
 }
 
 }  // namespace gme
