@@ -6,6 +6,7 @@
 
 #include "common/bitstream.h"
 #include "common/mc.h"
+#include "common/mc_planes.h"
 #include "common/stage_clock.h"
 #include "encoder/analyse_intra.h"
 #include "encoder/mvpred.h"
@@ -70,7 +71,7 @@ struct Searcher {
     skip_mv = predict_skip_mv(mvctx());
     if (c.p->rd_optimization == 0) {
       uint8_t pred[256];
-      mc_luma(pred, 16, c.refs[0]->plane[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
+      predict_luma(pred, 16, *c.refs[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
       skip_cost = static_cast<int64_t>(md_distortion_16x16(c, pred) << kLambdaBits) -
                   static_cast<int64_t>(c.lam.mf[2]) * 8;
     }
@@ -185,8 +186,8 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
   const Frame& rf = *c.refs[ref];
   for (int i = 0; i < n; ++i) {
     const PartitionGeometry g = partition_geometry(first + i);
-    mc_luma(pred + 4 * g.x + 64 * g.y, 16, rf.plane[0], 16 * c.mb_x + 4 * g.x, 16 * c.mb_y + 4 * g.y, mvs[i], 4 * g.w,
-            4 * g.h);
+    predict_luma(pred + 4 * g.x + 64 * g.y, 16, rf, 16 * c.mb_x + 4 * g.x, 16 * c.mb_y + 4 * g.y, mvs[i], 4 * g.w,
+                 4 * g.h);
   }
   const int cnt_nonz = code_inter_luma8x8(c, b8, pred, mb);
   const int px = 16 * c.mb_x + 8 * (b8 & 1), py = 16 * c.mb_y + 8 * (b8 >> 1);

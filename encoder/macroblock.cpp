@@ -6,6 +6,7 @@
 #include "common/residual4x4.h"
 #include "common/transform.h"
 #include "common/mc.h"
+#include "common/mc_planes.h"
 #include "encoder/cavlc.h"
 #include "encoder/mvpred.h"
 
@@ -203,8 +204,8 @@ void predict_inter(const MbContext& c, const MbCoding& mb, uint8_t luma[256], ui
     const int blk = pt.x + 4 * pt.y;
     const Frame& ref = *c.refs[mb.ref_idx[(pt.x >> 1) + 2 * (pt.y >> 1)]];
     const MV mv = mb.mv[blk];
-    mc_luma(luma + 4 * pt.x + 64 * pt.y, 16, ref.plane[0], 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv,
-            4 * pt.w, 4 * pt.h);
+    predict_luma(luma + 4 * pt.x + 64 * pt.y, 16, ref, 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv, 4 * pt.w,
+                 4 * pt.h);
     for (int k = 0; k < 2; ++k)
       mc_chroma(chroma[k] + 2 * pt.x + 16 * pt.y, 8, ref.plane[1 + k], 8 * c.mb_x + 2 * pt.x, 8 * c.mb_y + 2 * pt.y,
                 mv, 2 * pt.w, 2 * pt.h);

@@ -3,9 +3,13 @@
 // the standard's samples); a region built alone against the planes.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
 
 #include "common/halfpel.h"
+#include "common/mc.h"
+#include "common/mc_planes.h"
 
 namespace gme {
 namespace {
@@ -62,6 +66,47 @@ TEST(HalfpelBuild, RegionMatchesPlanes) {
               << "kind " << k << " region " << cols << "x" << rows << " at (" << x << "," << y << ") sample (" << c
               << "," << r << ")";
   }
+}
+
+// mc_luma_planes (common/mc_planes.h) against mc_luma, its plain reference: every block size, all 16 quarter-pel
+// phases, vectors near the picture and far outside it (where the planes do not cover the block and mc_luma answers),
+// writing exactly w bytes per row (a guard pattern around the block must survive).
+TEST(McPlanes, MatchesMcLuma) {
+  std::mt19937 rng(2026);
+  const int width = 64, height = 48;
+  Frame f;
+  f.alloc(width, height, width, height);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      f.plane[0].at(x, y)[0] = (rng() & 3) ? static_cast<uint8_t>(rng()) : ((rng() & 1) ? 255 : 0);
+  f.extend_borders();
+  auto planes = std::make_shared<HalfpelPlanes>();
+  build_halfpel_planes(f.plane[0], planes.get());
+  const int sizes[][2] = {{16, 16}, {16, 8}, {8, 16}, {8, 8}, {8, 4}, {4, 8}, {4, 4}};
+  int from_planes = 0, fallback = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int* sz = sizes[trial % 7];
+    const int w = sz[0], h = sz[1];
+    const int x = 4 * static_cast<int>(rng() % (width / 4 - w / 4 + 1)), y = 4 * static_cast<int>(rng() % (height / 4 - h / 4 + 1));
+    const int reach = trial % 5 == 0 ? 1200 : 240;  // quarter pel: mostly within the planes, sometimes far out
+    const MV mv(static_cast<int>(rng() % (2 * reach + 1)) - reach, static_cast<int>(rng() % (2 * reach + 1)) - reach);
+    uint8_t want[18 * 18], got[18 * 18];
+    std::memset(want, 0xA5, sizeof want);
+    std::memset(got, 0xA5, sizeof got);
+    mc_luma(want + 18 + 1, 18, f.plane[0], x, y, mv, w, h);
+    mc_luma_planes(got + 18 + 1, 18, *planes, f.plane[0], x, y, mv, w, h);
+    ASSERT_EQ(std::memcmp(want, got, sizeof want), 0)
+        << w << "x" << h << " at (" << x << "," << y << ") mv (" << mv.x << "," << mv.y << ")";
+    (planes->covers(x + (mv.x >> 2), y + (mv.y >> 2), w, h) ? from_planes : fallback)++;
+  }
+  EXPECT_GT(from_planes, 2000);  // both paths exercised
+  EXPECT_GT(fallback, 100);
+  // predict_luma picks the planes when the frame has them, mc_luma otherwise: the same samples either way.
+  uint8_t a[256], b[256];
+  predict_luma(a, 16, f, 16, 16, MV(-7, 5), 16, 16);
+  f.halfpel = planes;
+  predict_luma(b, 16, f, 16, 16, MV(-7, 5), 16, 16);
+  EXPECT_EQ(std::memcmp(a, b, sizeof a), 0);
 }
 
 }  // namespace
