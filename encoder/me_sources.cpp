@@ -25,6 +25,7 @@ class RerankSource final : public IntegerCandidateSource {
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
     mb_ = mb_y * mb_width_ + mb_x;
     ref_ = ref;
+    last_part_ = -1;
     // (best()'s prefetch of the macroblock two ahead may touch a row still landing: DMA into host memory is
     // cache-coherent, so that costs at most a wasted miss.)
     if (mb_y >= ready_rows_) {
@@ -37,6 +38,10 @@ class RerankSource final : public IntegerCandidateSource {
   const SubpelTable* subpel(int part, MV mv, int metric) override {
     if (metric != cands_.subpel_metric) return nullptr;
     const Candidate* c = cands_.at(ref_, mb_, part);
+    // The refinement asks right after best() chose `mv` for this partition: its rank is known (candidates are
+    // distinct positions, so the rank of a vector is unique).
+    if (part == last_part_ && last_rank_ < cands_.subpel_ranks && c[last_rank_].mv == mv)
+      return cands_.subpel_at(ref_, mb_, last_rank_);
     for (int k = 0; k < cands_.subpel_ranks; ++k)
       if (c[k].mv == mv) return cands_.subpel_at(ref_, mb_, k);
     return nullptr;
@@ -52,23 +57,29 @@ class RerankSource final : public IntegerCandidateSource {
     // the cache lines it spans. (Rank 0 alone left the first table read of a refinement as its hottest instruction
     // in perf, a quarter of the refinements choosing a later rank; all 8 ranks, three lines each, stalled on the
     // line-fill buffers instead. Ranks 0-3 serve about 91 % of the refinements, doc/GPU.md.)
+    // (Straight-line prefetches: the first, a loop over each row's lines, cost ~80 instructions per query in
+    // callgrind, half of best()'s own work.)
     if (mb_ + 2 < cands_.num_mbs) {
       const char* ahead = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 2, part));
-      for (size_t off = 0; off < sizeof(Candidate) * static_cast<size_t>(cands_.top_k); off += 64)
-        __builtin_prefetch(ahead + off);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(cands_.top_k) - 1);  // K > 8: second line
       if (const SubpelTable* t = cands_.subpel_at(ref_, mb_ + 2, 0)) {
         constexpr int kPrefetchRanks = 4;
-        const size_t row_offset =
-            part == 0 ? offsetof(SubpelTable, d16x16) : offsetof(SubpelTable, d) + sizeof t->d[0] * (part - 1);
-        const size_t bytes = part == 0 ? sizeof t->d16x16 : sizeof t->d[0];
+        // A 98-byte row spans at most 3 lines: its first byte, +64 and its last byte touch each of them. The 196-byte
+        // 16x16 row needs +128 as well.
+        const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
+        const size_t last = part == 0 ? sizeof t->d16x16 - 1 : sizeof t->d[0] - 1;
         const int ranks = cands_.subpel_ranks < kPrefetchRanks ? cands_.subpel_ranks : kPrefetchRanks;
-        for (int k = 0; k < ranks; ++k) {
-          const uintptr_t first = reinterpret_cast<uintptr_t>(t + k) + row_offset;
-          for (uintptr_t line = first & ~uintptr_t{63}; line < first + bytes; line += 64)
-            __builtin_prefetch(reinterpret_cast<const void*>(line));
+        for (int k = 0; k < ranks; ++k, row += sizeof(SubpelTable)) {
+          __builtin_prefetch(row);
+          __builtin_prefetch(row + 64);
+          __builtin_prefetch(row + last);
+          if (part == 0) __builtin_prefetch(row + 128);
         }
       }
     }
+    last_part_ = part;
+    last_rank_ = 0;
     if (!ranked_against_.empty() &&
         exact_pred == ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + static_cast<size_t>(mb_)])
       return c[0];  // already ranked by this very cost (the first slot is never empty: the window has >= 1 position)
@@ -84,6 +95,7 @@ class RerankSource final : public IntegerCandidateSource {
       if (j < best_j) {  // strict: ties keep the earlier stored candidate
         best_j = j;
         best = c[k];
+        last_rank_ = k;
       }
     }
     return best;
@@ -96,6 +108,7 @@ class RerankSource final : public IntegerCandidateSource {
   ProgressiveAnswer progress_;
   int ready_rows_ = 0;  // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
+  int last_part_ = -1, last_rank_ = 0;  // best()'s last answer: partition and rank (for subpel())
 };
 
 }  // namespace
