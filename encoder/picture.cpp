@@ -64,9 +64,11 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   // (on the twin they would cost more than the refinement's own lazy evaluation, so only tests ask for them there).
   // One table metric serves both refinement stages when they agree, else the quarter-pel stage.
   const bool on_gpu = std::string(search.name()).rfind("cuda:", 0) == 0;
-  if (!p.disable_subpel_me && (p.gpu_subpel_distortion == 2 || (p.gpu_subpel_distortion == 1 && on_gpu))) {
+  const int table_ranks = subpel_table_ranks(p.gpu_subpel_ranks, p.gpu_top_k, nmb, static_cast<int>(refs.size()));
+  if (!p.disable_subpel_me && table_ranks > 0 &&
+      (p.gpu_subpel_distortion == 2 || (p.gpu_subpel_distortion == 1 && on_gpu))) {
     req.subpel_metric = p.me_distortion_qpel;
-    req.subpel_ranks = std::min(p.gpu_subpel_ranks, p.gpu_top_k);
+    req.subpel_ranks = table_ranks;
   }
   // The macroblock loop starts on the first rows while the GPU still works on the last (encode_picture waits for
   // the rest before `cands` goes).
@@ -116,6 +118,12 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p) {
   } else {
     s.me_path = "cpu fast full search";
   }
+}
+
+int subpel_table_ranks(int gpu_subpel_ranks, int gpu_top_k, int num_mbs, int num_refs) {
+  const size_t per_rank = sizeof(SubpelTable) * static_cast<size_t>(std::max(1, num_mbs)) * std::max(1, num_refs);
+  const int fit = static_cast<int>(std::min<size_t>(kSubpelTableBudget / per_rank, 16));
+  return std::max(0, std::min({gpu_subpel_ranks, gpu_top_k, fit}));
 }
 
 PictureIntegerSearch& picture_search_ready(EncoderState& s) {

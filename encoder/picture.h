@@ -2,6 +2,7 @@
 // and POC, parameter sets before IDR pictures, the slices, deblocking, border extension and the sliding-window
 // reference list.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -60,6 +61,15 @@ struct PictureParams {
 };
 
 void init_encoder_state(EncoderState& s, const EncoderParams& p);
+
+// Sub-pel table ranks a P picture asks for: GPUSubpelRanks, at most GPUTopK, and at most what keeps the tables
+// (sizeof(SubpelTable) = 4116 bytes per reference, macroblock and rank, page-locked on the host and again on the
+// device) within kSubpelTableBudget; 0 (no tables) when not even one rank fits. The ranks change no decision, only
+// how many refinements read a table (doc/CONFIG.md GPUSubpelRanks): the cap keeps 4K pictures with several
+// references from asking for gigabytes of page-locked memory, whose failure would put the rest of the encode on
+// the CPU twin.
+constexpr size_t kSubpelTableBudget = size_t{512} << 20;
+int subpel_table_ranks(int gpu_subpel_ranks, int gpu_top_k, int num_mbs, int num_refs);
 // GPUIntegerME = 1: waits for the background start-up (once), then sets me_path and warns once when the GPU is not
 // usable (the CPU twin runs instead). Returns the picture-level search. Safe to call repeatedly.
 PictureIntegerSearch& picture_search_ready(EncoderState& s);

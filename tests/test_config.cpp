@@ -10,6 +10,7 @@
 
 #include "encoder/config.h"
 #include "encoder/config_keys.h"
+#include "encoder/picture.h"
 #include "tests/conformance_util.h"
 
 namespace gme {
@@ -893,6 +894,31 @@ TEST(Config, ProjectBaselineCfgHasThePaperSettings) {
   EXPECT_EQ(p.level_idc, d.level_idc);
   EXPECT_EQ(p.enable_ipcm, d.enable_ipcm);
   EXPECT_EQ(p.gpu_top_k, d.gpu_top_k);
+}
+
+}  // namespace
+}  // namespace gme
+
+namespace gme {
+namespace {
+
+// encoder/picture.h: the sub-pel table ranks a picture asks for stay within GPUSubpelRanks, GPUTopK and the
+// page-locked memory budget (4116 bytes per reference, macroblock and rank).
+TEST(SubpelTableRanks, CappedByKeysAndMemory) {
+  const int vga = 40 * 30, hd = 120 * 68, uhd = 240 * 135;
+  EXPECT_EQ(subpel_table_ranks(8, 8, vga, 1), 8);
+  EXPECT_EQ(subpel_table_ranks(8, 4, vga, 1), 4);   // never more than GPUTopK
+  EXPECT_EQ(subpel_table_ranks(2, 8, vga, 1), 2);   // nor more than asked
+  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 1), 8);    // 269 MB
+  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 2), 7);    // 8 ranks would be 538 MB
+  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 1), 4);   // 133 MB per rank
+  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 5), 0);   // 667 MB for one rank: no tables
+  for (int refs = 1; refs <= 16; ++refs)
+    for (int mbs : {1, vga, hd, uhd}) {
+      const int r = subpel_table_ranks(16, 16, mbs, refs);
+      EXPECT_LE(static_cast<size_t>(r) * sizeof(SubpelTable) * mbs * refs, kSubpelTableBudget) << mbs << " " << refs;
+      EXPECT_GE(r, 0);
+    }
 }
 
 }  // namespace
