@@ -205,6 +205,8 @@ class CudaSearch final : public GpuPictureSearch {
   void complete_rows(int rows);
   // Completes the call in flight without touching its answer (whose owner may be gone): for the next search().
   void drain();
+  // After a CUDA error: warns, and switches this object to the twin for good.
+  void fall_back(const std::exception& e);
   Resident* acquire(const Plane& plane, int id, const std::vector<Resident*>& in_use, size_t max_resident,
                     std::vector<Pending>& pending);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i);
@@ -314,11 +316,7 @@ void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out)
   try {
     search_on_device(req, out);
   } catch (const CudaError& e) {
-    // The GPU went away mid-run: warn once, and give the same candidates from the twin from now on.
-    std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
-    failed_ = true;
-    name_ = "cpu-twin";
-    fly_.active = false;
+    fall_back(e);
     twin_.search(req, out);
   }
 }
@@ -330,14 +328,19 @@ int CudaSearch::wait_rows(int rows) {
     complete_rows(rows);
   } catch (const CudaError& e) {
     // As in search(): the rows still outstanding come from the twin, and so does everything after.
-    std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
-    failed_ = true;
-    name_ = "cpu-twin";
-    fly_.active = false;
+    fall_back(e);
     twin_.search(fly_.req, *fly_.out);
     return INT32_MAX;
   }
   return fly_.active ? fly_.ready_rows : INT32_MAX;
+}
+
+void CudaSearch::fall_back(const std::exception& e) {
+  // The GPU went away mid-run: warn once; the caller answers from the twin, and so does every later call.
+  std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
+  failed_ = true;
+  name_ = "cpu-twin";
+  fly_.active = false;
 }
 
 void CudaSearch::drain() {
@@ -345,10 +348,7 @@ void CudaSearch::drain() {
   try {
     complete_rows(INT32_MAX);
   } catch (const CudaError& e) {
-    std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
-    failed_ = true;
-    name_ = "cpu-twin";
-    fly_.active = false;
+    fall_back(e);
   }
 }
 
