@@ -101,6 +101,12 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  struct Urgent {};  // the device's greatest priority: its blocks are dispatched before other streams' waiting ones
+  explicit Stream(Urgent) {
+    int least = 0, greatest = 0;
+    CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, greatest));
+  }
   ~Stream() { cudaStreamDestroy(s_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -219,6 +225,9 @@ class CudaSearch final : public GpuPictureSearch {
   Stream compute_[kStreams];
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
   Stream table_[kStreams];  // sub-pel tables: a band's table starts as soon as its own integer kernel ends
+  // Band 0 (integer kernel and tables) on streams of the greatest priority: a progressive answer's macroblock loop
+  // waits for it alone, while the other bands have the loop's whole duration to land.
+  Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
   std::vector<std::unique_ptr<Event>> upload_ev_, done_ev_, kernel_ev_;
   std::vector<std::unique_ptr<Resident>> resident_;
   DeviceBuffer d_params_, d_out_, d_order_, d_tab_;
@@ -462,7 +471,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   auto launch_ready = [&](int chunks_sent) {
     for (; next < launches.size() && (pending.empty() || launches[next].chunk < chunks_sent); ++next) {
       const Launch& l = launches[next];
-      cudaStream_t st = compute_[next % streams].get();
+      cudaStream_t st = pipelined_ && l.band == 0 ? first_.get() : compute_[next % streams].get();
       // Upload events come after the parameters on the copy stream, so either wait covers them.
       CUDA_CHECK(cudaStreamWaitEvent(st, pending.empty() ? ev_params_.get() : pool_event(upload_ev_, l.chunk).get(), 0));
       if (next == 0) CUDA_CHECK(cudaEventRecord(ev_kernel_start_.get(), st));
@@ -541,7 +550,8 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   if (req.zero_copy) out.view = h_out_.as<Candidate>();
   if (pipelined_) {
     if (tables)
-      for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, table_[i % streams].get());
+      for (size_t i = 0; i < launches.size(); ++i)
+        launch_subpel(i, launches[i].band == 0 ? first_table_.get() : table_[i % streams].get());
     fly_.active = true;
     fly_.launches = launches;
     fly_.band_mbs = band_mbs;
