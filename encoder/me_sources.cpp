@@ -23,9 +23,11 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
-    mb_ = mb_y * mb_width_ + mb_x;
-    ref_ = ref;
     last_part_ = -1;
+    const int mb = mb_y * mb_width_ + mb_x;
+    if (mb == mb_ && ref == ref_ && mb_cands_) return;  // every partition search calls it: same macroblock, same ref
+    mb_ = mb;
+    ref_ = ref;
     // (best()'s prefetch of the macroblock two ahead may touch a row still landing: DMA into host memory is
     // cache-coherent, so that costs at most a wasted miss.)
     if (mb_y >= ready_rows_) {
@@ -33,22 +35,31 @@ class RerankSource final : public IntegerCandidateSource {
       ready_rows_ = progress_.search->wait_rows(mb_y + 1);
       if (progress_.wait_seconds) *progress_.wait_seconds += stage_clock_seconds() - t0;
     }
+    // The macroblock's lists and tables, and those of the macroblock two ahead that best() prefetches, found once
+    // here instead of in every query, after the wait (a CUDA error in it refills the answer from the twin, elsewhere).
+    mb_cands_ = cands_.at(ref_, mb_, 0);
+    mb_tables_ = cands_.subpel_at(ref_, mb_, 0);
+    const bool ahead = mb_ + 2 < cands_.num_mbs;
+    ahead_cands_ = ahead ? cands_.at(ref_, mb_ + 2, 0) : nullptr;
+    ahead_tables_ = ahead ? cands_.subpel_at(ref_, mb_ + 2, 0) : nullptr;
+    exact_first_ =
+        ranked_against_.empty() ? nullptr : &ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + mb_];
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
     if (metric != cands_.subpel_metric) return nullptr;
-    const Candidate* c = cands_.at(ref_, mb_, part);
+    const Candidate* c = mb_cands_ + part * cands_.top_k;
     // The refinement asks right after best() chose `mv` for this partition: its rank is known (candidates are
     // distinct positions, so the rank of a vector is unique).
-    if (part == last_part_ && last_rank_ < cands_.subpel_ranks && c[last_rank_].mv == mv)
-      return cands_.subpel_at(ref_, mb_, last_rank_);
+    if (part == last_part_ && last_rank_ < cands_.subpel_ranks && c[last_rank_].mv == mv) return mb_tables_ + last_rank_;
     for (int k = 0; k < cands_.subpel_ranks; ++k)
-      if (c[k].mv == mv) return cands_.subpel_at(ref_, mb_, k);
+      if (c[k].mv == mv) return mb_tables_ + k;
     return nullptr;
   }
 
   Candidate best(int part, MV exact_pred) override {
-    const Candidate* c = cands_.at(ref_, mb_, part);
+    const int k_max = cands_.top_k;
+    const Candidate* c = mb_cands_ + part * k_max;
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
@@ -59,42 +70,50 @@ class RerankSource final : public IntegerCandidateSource {
     // line-fill buffers instead. Ranks 0-3 serve about 91 % of the refinements, doc/GPU.md.)
     // (Straight-line prefetches: the first, a loop over each row's lines, cost ~80 instructions per query in
     // callgrind, half of best()'s own work.)
-    if (mb_ + 2 < cands_.num_mbs) {
-      const char* ahead = reinterpret_cast<const char*>(cands_.at(ref_, mb_ + 2, part));
+    if (ahead_cands_) {
+      const char* ahead = reinterpret_cast<const char*>(ahead_cands_ + part * k_max);
       __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(cands_.top_k) - 1);  // K > 8: second line
-      if (const SubpelTable* t = cands_.subpel_at(ref_, mb_ + 2, 0)) {
-        constexpr int kPrefetchRanks = 4;
+      __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
+      if (const SubpelTable* t = ahead_tables_) {
         // A 98-byte row spans at most 3 lines: its first byte, +64 and its last byte touch each of them. The 196-byte
         // 16x16 row needs +128 as well.
         const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
         const size_t last = part == 0 ? sizeof t->d16x16 - 1 : sizeof t->d[0] - 1;
-        const int ranks = cands_.subpel_ranks < kPrefetchRanks ? cands_.subpel_ranks : kPrefetchRanks;
-        for (int k = 0; k < ranks; ++k, row += sizeof(SubpelTable)) {
-          __builtin_prefetch(row);
-          __builtin_prefetch(row + 64);
-          __builtin_prefetch(row + last);
-          if (part == 0) __builtin_prefetch(row + 128);
+        auto fetch_row = [row, last, part](int k) {
+          const char* r = row + k * sizeof(SubpelTable);
+          __builtin_prefetch(r);
+          __builtin_prefetch(r + 64);
+          __builtin_prefetch(r + last);
+          if (part == 0) __builtin_prefetch(r + 128);
+        };
+        if (cands_.subpel_ranks >= kPrefetchRanks) {  // the usual case, unrolled
+          fetch_row(0);
+          fetch_row(1);
+          fetch_row(2);
+          fetch_row(3);
+        } else {
+          for (int k = 0; k < cands_.subpel_ranks; ++k) fetch_row(k);
         }
       }
     }
     last_part_ = part;
     last_rank_ = 0;
-    if (!ranked_against_.empty() &&
-        exact_pred == ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + static_cast<size_t>(mb_)])
+    if (exact_first_ && exact_pred == *exact_first_)
       return c[0];  // already ranked by this very cost (the first slot is never empty: the window has >= 1 position)
+    // c[0] is never empty, so the first cost is real; an empty slot later (sad UINT32_MAX: a window smaller than K)
+    // then fails the SAD-only test below, a real cost being far below 2^48.
     Candidate best = c[0];
-    uint64_t best_j = UINT64_MAX;
+    uint64_t best_j = motion_cost(c[0].sad, lambda_, c[0].mv, exact_pred);
     // Every vector costs at least 2 mv bits (1 per component): a candidate whose SAD alone with that minimum
     // cannot beat the best so far is skipped without computing its bits (same result, fewer se_bits).
     const uint64_t min_penalty = 2 * static_cast<uint64_t>(lambda_);
-    for (int k = 0; k < cands_.top_k; ++k) {
-      if (c[k].sad == UINT32_MAX) continue;  // empty slot (window smaller than K)
-      if ((static_cast<uint64_t>(c[k].sad) << kLambdaBits) + min_penalty >= best_j) continue;
-      const uint64_t j = motion_cost(c[k].sad, lambda_, c[k].mv, exact_pred);
+    for (int k = 1; k < k_max; ++k) {
+      const Candidate ck = c[k];
+      if ((static_cast<uint64_t>(ck.sad) << kLambdaBits) + min_penalty >= best_j) continue;
+      const uint64_t j = motion_cost(ck.sad, lambda_, ck.mv, exact_pred);
       if (j < best_j) {  // strict: ties keep the earlier stored candidate
         best_j = j;
-        best = c[k];
+        best = ck;
         last_rank_ = k;
       }
     }
@@ -102,6 +121,7 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
  private:
+  static constexpr int kPrefetchRanks = 4;
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
   std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor
@@ -109,6 +129,13 @@ class RerankSource final : public IntegerCandidateSource {
   int ready_rows_ = 0;  // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
   int last_part_ = -1, last_rank_ = 0;  // best()'s last answer: partition and rank (for subpel())
+  // Set by begin_mb: the macroblock's candidates (partition 0) and rank-0 table (nullptr: no tables), the same for
+  // the macroblock two ahead (nullptr: none), and the predictor its lists were ranked against (nullptr: unknown).
+  const Candidate* mb_cands_ = nullptr;
+  const SubpelTable* mb_tables_ = nullptr;
+  const Candidate* ahead_cands_ = nullptr;
+  const SubpelTable* ahead_tables_ = nullptr;
+  const MV* exact_first_ = nullptr;
 };
 
 }  // namespace

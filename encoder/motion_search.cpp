@@ -129,11 +129,10 @@ inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
 // the first strictly smaller cost wins. distortion(metric, ox, oy): the partition's distortion << kLambdaBits at
 // quarter-pel offset (ox, oy), never negative.
 //
-// kCheap (distortions are table reads): every position's cost is formed and the minimum taken without branches on
-// the data; otherwise (distortions computed on demand) a position whose mv bits alone reach the best cost is not
-// measured, as JM does. The two choose the same position: a skipped position's cost is at least the best one's.
-// The 9 candidates of a stage differ by one of 3 offsets per component, so 3 + 3 se_bits give all their bits.
-template <bool kCheap, typename Distortion>
+// A position whose mv bits alone reach the best cost is not measured, as JM does (refine_table, for distortions
+// that are table reads, measures all: the same position wins, since a skipped position's cost is at least the best
+// one's). The 9 candidates of a stage differ by one of 3 offsets per component, so 3 + 3 se_bits give all their bits.
+template <typename Distortion>
 void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res, Distortion&& distortion) {
   // The integer search metric is SAD (MEDistortionFPel 0).
   const bool start_hp = p.hpel_metric == 0;
@@ -149,36 +148,14 @@ void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionRes
     }
     const int first = skip_centre ? 1 : 0;
     int best = 0;
-    if constexpr (kCheap) {
-      // Fully unrolled (the offsets become constants, the table reads plain loads): lambda times the 3 + 3 bit
-      // counts once, then one add per position; a skipped centre costs INT64_MAX, which never wins a strict `<`.
-      int64_t lx[3], ly[3], cost[9];
-      for (int i = 0; i < 3; ++i) {
-        lx[i] = lambda * bits_x[i];
-        ly[i] = lambda * bits_y[i];
-      }
-#pragma GCC unroll 9
-      for (int pos = 0; pos < 9; ++pos)
-        cost[pos] = lx[kSpiral[pos][0] + 1] + ly[kSpiral[pos][1] + 1] +
-                    distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
-      if (skip_centre) cost[0] = INT64_MAX;
-      else if (step == 2 && check_position0) cost[0] -= static_cast<int64_t>(lambda) * 16;
-#pragma GCC unroll 9
-      for (int pos = 0; pos < 9; ++pos) {
-        const bool lower = cost[pos] < min_cost;
-        min_cost = lower ? cost[pos] : min_cost;
-        best = lower ? pos : best;
-      }
-    } else {
-      for (int pos = first; pos < 9; ++pos) {
-        int64_t cost = lambda * (bits_x[kSpiral[pos][0] + 1] + bits_y[kSpiral[pos][1] + 1]);
-        if (cost >= min_cost) continue;
-        cost += distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
-        if (pos == 0 && step == 2 && check_position0) cost -= static_cast<int64_t>(lambda) * 16;
-        if (cost < min_cost) {
-          min_cost = cost;
-          best = pos;
-        }
+    for (int pos = first; pos < 9; ++pos) {
+      int64_t cost = lambda * (bits_x[kSpiral[pos][0] + 1] + bits_y[kSpiral[pos][1] + 1]);
+      if (cost >= min_cost) continue;
+      cost += distortion(metric, cx + step * kSpiral[pos][0], cy + step * kSpiral[pos][1]);
+      if (pos == 0 && step == 2 && check_position0) cost -= static_cast<int64_t>(lambda) * 16;
+      if (cost < min_cost) {
+        min_cost = cost;
+        best = pos;
       }
     }
     return best;
@@ -190,6 +167,65 @@ void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionRes
   if (!start_qp) min_cost = INT64_MAX;
   const int qbest = stage(hx, hy, 1, p.lambda_factor_qpel, p.qpel_metric, start_qp, min_cost);
   res.mv = MV(ic.mv.x + hx + kSpiral[qbest][0], ic.mv.y + hy + kSpiral[qbest][1]);
+  res.cost = min_cost;
+}
+
+// refine() for the usual case of the GPU run, one table serving both stages (the metrics agree), written out: every
+// position's cost is formed and the minimum taken without branches on the data; the 9 + 9 table indices are
+// constants (half pel) or one base plus constants (quarter pel). Same positions, costs and order as refine() (tests:
+// MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix). d: the partition's
+// 49 distortions, index (oy + 3) * 7 + ox + 3 (subpel_offset_index).
+template <typename T>
+void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res) {
+  const bool start_hp = p.hpel_metric == 0;
+  const bool start_qp = p.hpel_metric == p.qpel_metric;
+  const int dx = ic.mv.x - pred.x, dy = ic.mv.y - pred.y;
+  auto D = [d](int i) { return static_cast<int64_t>(d[i]) << kLambdaBits; };
+  int64_t min_cost = start_hp ? res.cost : INT64_MAX;
+  int best = 0;
+  auto take = [&min_cost, &best](int64_t cost, int pos) {
+    const bool lower = cost < min_cost;
+    min_cost = lower ? cost : min_cost;
+    best = lower ? pos : best;
+  };
+  // Half pel: offsets (2i, 2j), table index 24 + 14j + 2i; positions in kSpiral order.
+  const int64_t lh = p.lambda_factor_hpel;
+  const int64_t hx0 = lh * se_bits(dx - 2), hx1 = lh * se_bits(dx), hx2 = lh * se_bits(dx + 2);
+  const int64_t hy0 = lh * se_bits(dy - 2), hy1 = lh * se_bits(dy), hy2 = lh * se_bits(dy + 2);
+  if (!start_hp) {
+    int64_t c = hx1 + hy1 + D(24);
+    if (p.zero_mv_bonus && ic.mv == MV(0, 0)) c -= lh * 16;
+    take(c, 0);
+  }
+  take(hx1 + hy0 + D(10), 1);
+  take(hx1 + hy2 + D(38), 2);
+  take(hx0 + hy0 + D(8), 3);
+  take(hx2 + hy0 + D(12), 4);
+  take(hx0 + hy1 + D(22), 5);
+  take(hx2 + hy1 + D(26), 6);
+  take(hx0 + hy2 + D(36), 7);
+  take(hx2 + hy2 + D(40), 8);
+  const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
+  // Quarter pel around (hx, hy): table index base + 7j + i.
+  const int base = 24 + 7 * hy + hx;
+  const int64_t lq = p.lambda_factor_qpel;
+  const int qdx = dx + hx, qdy = dy + hy;
+  const int64_t qx0 = lq * se_bits(qdx - 1), qx1 = lq * se_bits(qdx), qx2 = lq * se_bits(qdx + 1);
+  const int64_t qy0 = lq * se_bits(qdy - 1), qy1 = lq * se_bits(qdy), qy2 = lq * se_bits(qdy + 1);
+  best = 0;
+  if (!start_qp) {
+    min_cost = INT64_MAX;
+    take(qx1 + qy1 + D(base), 0);
+  }
+  take(qx1 + qy0 + D(base - 7), 1);
+  take(qx1 + qy2 + D(base + 7), 2);
+  take(qx0 + qy0 + D(base - 8), 3);
+  take(qx2 + qy0 + D(base - 6), 4);
+  take(qx0 + qy1 + D(base - 1), 5);
+  take(qx2 + qy1 + D(base + 1), 6);
+  take(qx0 + qy2 + D(base + 6), 7);
+  take(qx2 + qy2 + D(base + 8), 8);
+  res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
 }
 
@@ -215,17 +251,9 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   const SubpelTable* table_h = src.subpel(part, ic.mv, p.hpel_metric);
   const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
   if (table_h && table_q) {
-    if (part == 0) {
-      const uint32_t* d = table_h->d16x16;
-      refine<true>(ic, pred, p, res, [d](int, int ox, int oy) {
-        return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
-      });
-    } else {
-      const uint16_t* d = table_h->d[part - 1];
-      refine<true>(ic, pred, p, res, [d](int, int ox, int oy) {
-        return static_cast<int64_t>(d[subpel_offset_index(ox, oy)]) << kLambdaBits;
-      });
-    }
+    // A source holds tables of one metric (PictureCandidates::subpel_metric), so both are that one table.
+    if (part == 0) refine_table(table_h->d16x16, ic, pred, p, res);
+    else refine_table(table_h->d[part - 1], ic, pred, p, res);
     res.from_table = true;
     return res;
   }
@@ -273,7 +301,7 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
     }
     return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
   };
-  refine<false>(ic, pred, p, res, distortion);
+  refine(ic, pred, p, res, distortion);
   res.from_table = table_h || table_q;  // one stage's metric had a table
   return res;
 }
