@@ -17,6 +17,10 @@ PictureResult Encoder::encode(const Frame& src, std::vector<uint8_t>& out) {
   return encode_picture(impl_->state, src, out);
 }
 
+int Encoder::picture_to_encode_ahead() const { return gme::picture_to_encode_ahead(impl_->state); }
+
+void Encoder::encode_ahead(int index, const Frame& src) { encode_picture_ahead(impl_->state, index, src); }
+
 const Frame& Encoder::last_recon() const { return *impl_->state.rec; }
 
 const std::vector<MbInfo>& Encoder::last_mb_info() const { return impl_->state.mbs; }

@@ -61,6 +61,7 @@ struct PictureResult {
   int frame_num = 0;
   StageTimes times;
   int mb_counts[9] = {};   // macroblocks per MbType
+  bool encoded_ahead = false;  // coded before its turn while the GPU started (times.total: that coding's time)
 };
 
 class Encoder {
@@ -74,6 +75,13 @@ class Encoder {
   // Encodes the next picture in coding order (= display order; no B pictures). `src` has the coded size (padded to
   // multiples of 16 by the reader). Appends Annex B bytes to `out` (SPS/PPS before each IDR picture).
   PictureResult encode(const Frame& src, std::vector<uint8_t>& out);
+
+  // Coding ahead while the GPU starts (encoder/picture.h says why): the coding index of a picture the caller may
+  // pass to encode_ahead() now, or -1 (no GPU start-up under way, the next picture is not a P picture, or no I
+  // picture is left to code ahead).
+  int picture_to_encode_ahead() const;
+  // Codes picture `index` (from picture_to_encode_ahead) now; encode() of that picture returns it at its turn.
+  void encode_ahead(int index, const Frame& src);
 
   // Reconstruction of the last encoded picture (deblocked), coded size.
   const Frame& last_recon() const;

@@ -140,31 +140,24 @@ PictureIntegerSearch& picture_search_ready(EncoderState& s) {
   return *s.picture_search;
 }
 
-PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out) {
-  const auto t_start = Clock::now();
-  const EncoderParams& p = s.p;
-  if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
-    throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
-                             std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
-                             std::to_string(s.mb_h * 16));
+namespace {
 
+// Type, frame_num, POC, QP and deblocking of picture n (coding order), given the state after picture s.coded - 1.
+// For n > s.coded it assumes what holds when no IDR comes in between (picture_to_encode_ahead checks it): every
+// picture is a reference, so frame_num steps by one per picture, and the POC counts from the same IDR.
+PictureParams plan_picture(const EncoderState& s, int n) {
+  const EncoderParams& p = s.p;
   PictureParams pp;
-  const int n = s.coded;
   pp.idr = n == 0 || (p.idr_period > 0 && n % p.idr_period == 0);
   const bool intra = pp.idr || (p.intra_period > 0 && n % p.intra_period == 0);
   pp.type = intra ? SliceType::I : SliceType::P;
-  if (pp.idr) {
-    s.refs.clear();  // IDR: every reference is marked unused
-    s.last_idr = n;
-    pp.frame_num = 0;
-  } else {
-    pp.frame_num = (s.frame_num + 1) % (1 << s.seq.log2_max_frame_num);
-  }
+  const int last_idr = pp.idr ? n : s.last_idr;
+  pp.frame_num = pp.idr ? 0 : (s.frame_num + (n - s.coded) + 1) % (1 << s.seq.log2_max_frame_num);
   if (pp.type == SliceType::P && s.refs.empty()) pp.type = SliceType::I;  // cannot happen: kept for safety
   // JM counts POC in source frames (2 per frame, FrameSkip included). A step of half the POC lsb range or more
   // would make the lsb ambiguous for decoders, so then coded pictures are counted instead.
   const int poc_step = 2 * (p.frame_skip + 1);
-  pp.poc = (poc_step < (1 << s.seq.log2_max_poc_lsb) / 2 ? poc_step : 2) * (n - s.last_idr);
+  pp.poc = (poc_step < (1 << s.seq.log2_max_poc_lsb) / 2 ? poc_step : 2) * (n - last_idr);
   pp.qp = pp.type == SliceType::I ? p.qp_i : p.qp_p;
   const int k = pp.type == SliceType::I ? 0 : 1;
   if (p.df_parameters_flag) {
@@ -172,6 +165,19 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
     pp.deblock.alpha_offset_div2 = p.df_alpha[k];
     pp.deblock.beta_offset_div2 = p.df_beta[k];
   }
+  return pp;
+}
+
+// Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
+// with s.mbs as its macroblock array; the reference list and counters are left to commit_picture.
+PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
+                           std::shared_ptr<Frame>* rec_out) {
+  const auto t_start = Clock::now();
+  if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
+    throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
+                             std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
+                             std::to_string(s.mb_h * 16));
+  const EncoderParams& p = s.p;
   std::vector<const Frame*> refs;
   std::vector<Frame*> need_planes;  // references whose half-pel planes are not built yet
   if (pp.type == SliceType::P) {
@@ -261,17 +267,83 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
   res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
 
-  // Sliding window marking: the newest picture first, the oldest dropped beyond NumberReferenceFrames.
+  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.times.total = seconds_since(t_start);
+  *rec_out = std::move(rec);
+  return res;
+}
+
+// The picture's place in the state: sliding-window reference marking (the newest picture first, the oldest
+// dropped beyond NumberReferenceFrames), the last reconstruction, frame_num and the counters.
+void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Frame> rec) {
   s.refs.insert(s.refs.begin(), rec);
-  if (static_cast<int>(s.refs.size()) > p.num_ref_frames) s.refs.resize(static_cast<size_t>(p.num_ref_frames));
-  s.rec = rec;
+  if (static_cast<int>(s.refs.size()) > s.p.num_ref_frames) s.refs.resize(static_cast<size_t>(s.p.num_ref_frames));
+  s.rec = std::move(rec);
   s.frame_num = pp.frame_num;
   if (pp.idr) ++s.idr_count;
   ++s.coded;
+}
 
-  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
-  res.times.total = seconds_since(t_start);
+}  // namespace
+
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out) {
+  if (!s.ahead.empty() && s.ahead.front().index == s.coded) {  // coded while the GPU started: its turn now
+    AheadPicture a = std::move(s.ahead.front());
+    s.ahead.pop_front();
+    out.insert(out.end(), a.bytes.begin(), a.bytes.end());
+    s.mbs = std::move(a.mbs);
+    commit_picture(s, a.pp, std::move(a.rec));
+    a.result.encoded_ahead = true;
+    return a.result;
+  }
+  const PictureParams pp = plan_picture(s, s.coded);
+  if (pp.idr) {
+    s.refs.clear();  // IDR: every reference is marked unused
+    s.last_idr = s.coded;
+  }
+  std::shared_ptr<Frame> rec;
+  PictureResult res = code_picture(s, pp, src, out, &rec);
+  commit_picture(s, pp, std::move(rec));
   return res;
+}
+
+int next_picture_ahead(const EncoderState& s) {
+  const EncoderParams& p = s.p;
+  if (p.intra_period <= 0 || static_cast<int>(s.ahead.size()) >= kMaxPicturesAhead) return -1;
+  const int after = s.ahead.empty() ? s.coded + 1 : s.ahead.back().index + 1;
+  const int n = (after + p.intra_period - 1) / p.intra_period * p.intra_period;
+  if (n >= p.frames_to_encode) return -1;
+  // No IDR in (s.coded, n]: an IDR resets frame_num, the POC origin and the references, which plan_picture assumes
+  // unchanged.
+  if (p.idr_period > 0 && (s.coded / p.idr_period + 1) * p.idr_period <= n) return -1;
+  return n;
+}
+
+int picture_to_encode_ahead(const EncoderState& s) {
+  if (!s.pending_search.valid() || s.picture_search) return -1;  // no GPU start-up under way
+  if (s.pending_search.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return -1;
+  if (s.coded == 0 || plan_picture(s, s.coded).type != SliceType::P) return -1;  // only a P picture would wait
+  return next_picture_ahead(s);
+}
+
+void encode_picture_ahead(EncoderState& s, int index, const Frame& src) {
+  if (index < 0 || index != next_picture_ahead(s))
+    throw std::logic_error("encode_picture_ahead: picture " + std::to_string(index) + " is not the next to code ahead");
+  AheadPicture a;
+  a.index = index;
+  a.pp = plan_picture(s, index);
+  if (a.pp.type != SliceType::I || a.pp.idr) throw std::logic_error("encode_picture_ahead: not a non-IDR I picture");
+  // The picture's own macroblock array: s.mbs holds the last picture's, which Encoder::last_mb_info() still shows.
+  a.mbs.assign(s.mbs.size(), MbInfo());
+  std::swap(s.mbs, a.mbs);
+  try {
+    a.result = code_picture(s, a.pp, src, a.bytes, &a.rec);
+  } catch (...) {
+    std::swap(s.mbs, a.mbs);
+    throw;
+  }
+  std::swap(s.mbs, a.mbs);
+  s.ahead.push_back(std::move(a));
 }
 
 }  // namespace gme

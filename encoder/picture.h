@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
 #include <string>
@@ -20,6 +21,29 @@
 #include "encoder/subpel_memo.h"
 
 namespace gme {
+
+// Per-picture decisions the slices need.
+struct PictureParams {
+  SliceType type = SliceType::I;
+  bool idr = false;
+  int qp = 26;
+  int frame_num = 0;
+  int poc = 0;
+  int num_ref_idx_active = 1;
+  SliceDeblockParams deblock;
+};
+
+// An I picture coded ahead of its turn while the GPU starts (encode_picture_ahead): everything its turn needs.
+struct AheadPicture {
+  int index = 0;  // coding order
+  PictureParams pp;
+  PictureResult result;
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<Frame> rec;
+  std::vector<MbInfo> mbs;
+};
+// At most this many pictures are held (each holds its reconstruction: ~0.6 MB at 640x480, 3.5 MB at 1920x1080).
+constexpr int kMaxPicturesAhead = 16;
 
 struct EncoderState {
   EncoderParams p;
@@ -47,18 +71,9 @@ struct EncoderState {
   std::unique_ptr<DistortionMemo> subpel_memo = std::make_unique<DistortionMemo>();  // the MB loop's (~110 KB)
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
+  std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
 };
 
-// Per-picture decisions the slices need.
-struct PictureParams {
-  SliceType type = SliceType::I;
-  bool idr = false;
-  int qp = 26;
-  int frame_num = 0;
-  int poc = 0;
-  int num_ref_idx_active = 1;
-  SliceDeblockParams deblock;
-};
 
 void init_encoder_state(EncoderState& s, const EncoderParams& p);
 
@@ -74,5 +89,21 @@ int subpel_table_ranks(int gpu_subpel_ranks, int gpu_top_k, int num_mbs, int num
 // usable (the CPU twin runs instead). Returns the picture-level search. Safe to call repeatedly.
 PictureIntegerSearch& picture_search_ready(EncoderState& s);
 PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out);
+
+// Coding I pictures ahead of their turn while the GPU starts. CUDA's start-up (driver initialisation and context
+// creation, 0.2-0.35 s on the lent H100 hosts) runs in the background from construction, and the first P picture
+// waits for it; an I picture needs no motion search, reads no reference and no earlier picture's state beyond
+// frame_num and POC, which are known in advance when no IDR comes in between. So the driver codes the next I
+// pictures during the wait and encode_picture() hands each one out at its turn: same bytes, reconstruction and
+// statistics as coding it then (tests/test_encode_ahead.cpp), the wait filled with work the encode needs anyway.
+//
+// next_picture_ahead: the coding index of the next picture that can be coded ahead (the next non-IDR I picture
+// after the last one coded or held, within FramesToBeEncoded, no IDR before it, fewer than kMaxPicturesAhead
+// held), or -1. picture_to_encode_ahead: the same, but only while the GPU start-up is still running and the next
+// picture in order is a P picture (which would wait for it); -1 otherwise.
+int next_picture_ahead(const EncoderState& s);
+int picture_to_encode_ahead(const EncoderState& s);
+// Codes picture `index` (which must be next_picture_ahead(s)) from `src` now and holds it for its turn.
+void encode_picture_ahead(EncoderState& s, int index, const Frame& src);
 
 }  // namespace gme

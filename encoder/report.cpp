@@ -96,6 +96,7 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
   me_time_sum_ += me_s;
   stages_ += r.times;
   ++frames_;
+  ahead_ += r.encoded_ahead;
 
   // JM 19.0 ReportSimple: "%05d(%3s)%8d   %2d %7.3f %7.3f %7.3f %9d %7d    %3s"
   const char* jm_type = r.idr ? "IDR" : (r.type == SliceType::I ? " I " : " P ");
@@ -124,7 +125,8 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
                     ",\"time_mode_decision_s\":" + jnum(r.times.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(r.times.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(r.times.deblocking, 6) +
-                    ",\"time_encoder_s\":" + jnum(r.times.total, 6) + ",\"mb_counts\":[";
+                    ",\"time_encoder_s\":" + jnum(r.times.total, 6) +
+                    ",\"encoded_ahead\":" + (r.encoded_ahead ? "true" : "false") + ",\"mb_counts\":[";
     for (int i = 0; i < 9; ++i) j += (i ? "," : "") + std::to_string(r.mb_counts[i]);
     j += "]";
     if (mbs) {
@@ -182,6 +184,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
        << ", parameter sets included) \n";
   con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
   con_ << " Integer ME                        : " << integer_me_path << "\n";
+  if (ahead_ > 0) con_ << " Coded during the GPU start-up     : " << ahead_ << " I pictures, ahead of their turn\n";
   if (stages_.subpel_from_tables > 0)
     con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
          << " partition refinements (" << fmt("%.1f", 100.0 * stages_.subpel_from_tables / stages_.subpel_searches)
@@ -208,7 +211,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(stages_.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(stages_.deblocking, 6) +
-                    ",\"time_encoder_s\":" + jnum(stages_.total, 6) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
+                    ",\"time_encoder_s\":" + jnum(stages_.total, 6) +
+                    ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +

@@ -51,6 +51,7 @@ class Report {
   std::ostream& con_;
   OutputFile* stats_;
   int frames_ = 0;
+  int ahead_ = 0;  // pictures coded ahead of their turn while the GPU started (PictureResult::encoded_ahead)
   int64_t bits_[2] = {0, 0};     // I, P pictures
   double psnr_sum_[3] = {0, 0, 0};
   double psnr_yuv_sum_ = 0;

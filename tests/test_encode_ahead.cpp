@@ -1,0 +1,149 @@
+// Coding I pictures ahead of their turn while the GPU starts (encoder/picture.h): the sequence must come out byte
+// for byte as when every picture is coded at its turn, and only pictures whose turn needs nothing unknown in
+// advance may be coded ahead.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "common/frame.h"
+#include "encoder/params.h"
+#include "encoder/picture.h"
+
+namespace gme {
+namespace {
+
+// A moving textured picture: content that gives P pictures real motion and I pictures real residuals.
+Frame moving_frame(int w, int h, int t) {
+  Frame f;
+  f.alloc(w, h, w, h);
+  std::mt19937 rng(7);  // the same texture every picture, shifted by t
+  std::vector<uint8_t> tex(static_cast<size_t>(2 * w) * 2 * h);
+  for (uint8_t& v : tex) v = static_cast<uint8_t>(rng() % 256);
+  for (int c = 0; c < 3; ++c) {
+    Plane& p = f.plane[c];
+    const int dx = c ? t : 2 * t, dy = c ? t / 2 : t;
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < p.width; ++x) {
+        const int sx = (x + dx) % (2 * w), sy = (y + dy) % (2 * h);
+        // smooth the noise a little so intra prediction has something to predict
+        p.at(x, y)[0] = static_cast<uint8_t>((tex[static_cast<size_t>(sy) * 2 * w + sx] +
+                                              tex[static_cast<size_t>(sy) * 2 * w + (sx + 1) % (2 * w)] + 2 * (x + y)) / 3);
+      }
+  }
+  return f;
+}
+
+struct Coded {
+  std::vector<uint8_t> bytes;
+  std::vector<std::vector<uint8_t>> recon;  // luma of each picture, in coding order
+  std::vector<PictureResult> results;
+  std::vector<std::vector<MbInfo>> mbs;
+};
+
+// Codes `frames` pictures; before picture `ahead_before` (if >= 0) codes ahead every picture next_picture_ahead
+// offers.
+Coded code(const EncoderParams& p, int ahead_before, int* coded_ahead = nullptr) {
+  EncoderState s;
+  init_encoder_state(s, p);
+  Coded out;
+  int ahead = 0;
+  for (int n = 0; n < p.frames_to_encode; ++n) {
+    if (n == ahead_before)
+      for (int a; (a = next_picture_ahead(s)) >= 0; ++ahead) encode_picture_ahead(s, a, moving_frame(p.source_width, p.source_height, a));
+    const PictureResult r = encode_picture(s, moving_frame(p.source_width, p.source_height, n), out.bytes);
+    out.results.push_back(r);
+    out.recon.push_back(s.rec->plane[0].storage);
+    out.mbs.push_back(s.mbs);
+  }
+  if (coded_ahead) *coded_ahead = ahead;
+  return out;
+}
+
+EncoderParams base_params() {
+  EncoderParams p;
+  p.source_width = 64;
+  p.source_height = 48;
+  p.frames_to_encode = 14;
+  p.intra_period = 4;
+  p.search_range = 8;
+  return p;
+}
+
+void expect_same(const Coded& a, const Coded& b) {
+  ASSERT_EQ(a.bytes, b.bytes);
+  ASSERT_EQ(a.results.size(), b.results.size());
+  for (size_t i = 0; i < a.results.size(); ++i) {
+    EXPECT_EQ(a.recon[i], b.recon[i]) << "picture " << i;
+    EXPECT_EQ(a.results[i].bits, b.results[i].bits) << "picture " << i;
+    EXPECT_EQ(a.results[i].frame_num, b.results[i].frame_num) << "picture " << i;
+    EXPECT_EQ(a.results[i].poc, b.results[i].poc) << "picture " << i;
+    EXPECT_EQ(a.results[i].type, b.results[i].type) << "picture " << i;
+    EXPECT_EQ(a.results[i].idr, b.results[i].idr) << "picture " << i;
+    for (int t = 0; t < 9; ++t) EXPECT_EQ(a.results[i].mb_counts[t], b.results[i].mb_counts[t]) << "picture " << i;
+    ASSERT_EQ(a.mbs[i].size(), b.mbs[i].size());
+    for (size_t m = 0; m < a.mbs[i].size(); ++m) {
+      EXPECT_EQ(a.mbs[i][m].type, b.mbs[i][m].type) << "picture " << i << " mb " << m;
+      EXPECT_EQ(a.mbs[i][m].mv[0], b.mbs[i][m].mv[0]) << "picture " << i << " mb " << m;
+    }
+  }
+}
+
+TEST(EncodeAhead, SameSequenceAsCodingEachPictureAtItsTurn) {
+  struct Case { int gpu, refs, slice_mode, intra, ahead_before, expect_ahead; };
+  // I pictures at 0, 4, 8, 12 (3, 6, 9, 12 with IntraPeriod 3): coding ahead before picture 1 takes every later
+  // one; before picture 5, those after 5.
+  const Case cases[] = {{0, 1, 0, 4, 1, 3}, {1, 2, 0, 4, 1, 3}, {1, 1, 1, 3, 1, 4}, {0, 3, 0, 4, 5, 2}};
+  for (const Case& c : cases) {
+    EncoderParams p = base_params();
+    p.gpu_integer_me = c.gpu;
+    p.num_ref_frames = c.refs;
+    p.slice_mode = c.slice_mode;
+    p.slice_argument = 5;
+    p.intra_period = c.intra;
+    const Coded serial = code(p, -1);
+    int ahead = 0;
+    const Coded early = code(p, c.ahead_before, &ahead);
+    EXPECT_EQ(ahead, c.expect_ahead) << "gpu " << c.gpu << " intra " << c.intra;
+    int flagged = 0;
+    for (const PictureResult& r : early.results) flagged += r.encoded_ahead;
+    EXPECT_EQ(flagged, c.expect_ahead);
+    expect_same(serial, early);
+  }
+}
+
+// Only non-IDR I pictures with no IDR before them, within FramesToBeEncoded, in order; no GPU start-up under way
+// (GPUIntegerME 0) means none is offered to the driver.
+TEST(EncodeAhead, OffersOnlyPicturesKnownInAdvance) {
+  EncoderParams p = base_params();
+  p.idr_period = 8;  // pictures 0 and 8 are IDR, 4 and 12 are I
+  EncoderState s;
+  init_encoder_state(s, p);
+  std::vector<uint8_t> out;
+  encode_picture(s, moving_frame(64, 48, 0), out);
+  EXPECT_EQ(picture_to_encode_ahead(s), -1);  // no GPU start-up: the driver is offered nothing
+  EXPECT_EQ(next_picture_ahead(s), 4);
+  EXPECT_THROW(encode_picture_ahead(s, 8, moving_frame(64, 48, 8)), std::logic_error);  // not the next one
+  encode_picture_ahead(s, 4, moving_frame(64, 48, 4));
+  EXPECT_EQ(next_picture_ahead(s), -1);  // 8 is an IDR: nothing after it either
+  for (int n = 1; n <= 5; ++n) encode_picture(s, moving_frame(64, 48, n), out);
+  EXPECT_TRUE(s.ahead.empty());
+  EXPECT_EQ(next_picture_ahead(s), -1);  // the IDR at 8 still comes first
+  for (int n = 6; n <= 8; ++n) encode_picture(s, moving_frame(64, 48, n), out);
+  EXPECT_EQ(next_picture_ahead(s), 12);
+  p.frames_to_encode = 12;  // 12 beyond the end: none
+  EncoderState s2;
+  init_encoder_state(s2, p);
+  for (int n = 0; n <= 8; ++n) encode_picture(s2, moving_frame(64, 48, n), out);
+  EXPECT_EQ(next_picture_ahead(s2), -1);
+  p.intra_period = 0;  // only the first picture is intra
+  EncoderState s3;
+  init_encoder_state(s3, p);
+  encode_picture(s3, moving_frame(64, 48, 0), out);
+  EXPECT_EQ(next_picture_ahead(s3), -1);
+}
+
+}  // namespace
+}  // namespace gme
