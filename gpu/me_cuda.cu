@@ -23,12 +23,14 @@
 #include "gpu/me_cuda.h"
 
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -79,23 +81,62 @@ class DeviceBuffer {
 };
 
 // Page-locked host memory: the only kind cudaMemcpyAsync copies without staging it synchronously first.
+// Buffers of kHugeMin bytes or more (the candidates, 3 MB at 640x480 K = 8, and the sub-pel tables, 39 MB) are
+// read by the macroblock loop at scattered places, one partition's row per query: with 4 KB pages each macroblock's
+// tables span 9 pages and a picture's 10,000, far beyond the TLB. They are mapped with transparent huge pages
+// where the kernel offers them (madvise; 2 MB pages) and then page-locked with cudaHostRegister; anything that
+// fails there falls back to cudaMallocHost (same bytes, 4 KB pages).
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  ~PinnedBuffer() { if (p_) cudaFreeHost(p_); }
+  ~PinnedBuffer() { release(); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   void reserve(size_t n) {
     if (n <= size_) return;
-    if (p_) { cudaFreeHost(p_); p_ = nullptr; size_ = 0; }
+    release();
+    if (n >= kHugeMin && map_huge(n)) return;
     CUDA_CHECK(cudaMallocHost(&p_, n));
     size_ = n;
   }
   template <typename T> T* as() const { return static_cast<T*>(p_); }
 
  private:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kHugeMin = size_t{2} << 20;
+  bool map_huge(size_t n) {
+    const size_t len = (n + kHugePage - 1) / kHugePage * kHugePage;
+    // Over-map by one huge page so the buffer can start on a 2 MB boundary.
+    void* raw = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return false;
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(raw) + kHugePage - 1) & ~(kHugePage - 1);
+    void* p = reinterpret_cast<void*>(base);
+    madvise(p, len, MADV_HUGEPAGE);  // a hint: without THP the pages stay 4 KB, which is still correct
+    if (cudaHostRegister(p, len, cudaHostRegisterDefault) != cudaSuccess) {
+      cudaGetLastError();  // clear the error: the fallback is ordinary
+      munmap(raw, len + kHugePage);
+      return false;
+    }
+    p_ = p;
+    size_ = n;
+    map_ = raw;
+    map_len_ = len + kHugePage;
+    return true;
+  }
+  void release() {
+    if (map_) {
+      cudaHostUnregister(p_);
+      munmap(map_, map_len_);
+    } else if (p_) {
+      cudaFreeHost(p_);
+    }
+    p_ = map_ = nullptr;
+    size_ = map_len_ = 0;
+  }
   void* p_ = nullptr;
   size_t size_ = 0;
+  void* map_ = nullptr;  // the mmap'd region holding p_ (huge-page buffers), or nullptr (cudaMallocHost)
+  size_t map_len_ = 0;
 };
 
 class Stream {
