@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "common/types.h"
 
 namespace gme {
@@ -120,8 +124,9 @@ void predict_intra4x4(int mode, const Edge4x4& e, uint8_t pred[16]) {
 }
 
 namespace {
-// Plane prediction shared by 16x16 luma and 8x8 chroma (8.3.3.4 / 8.3.4.4 for 4:2:0).
-void predict_plane(const Edge16& e, int n, uint8_t* pred) {
+// Plane parameters (8.3.3.4 / 8.3.4.4 for 4:2:0): pred[y][x] = clip((a + b (x - (n/2 - 1)) + c (y - (n/2 - 1)) + 16) >> 5).
+struct PlaneParams { int a, b, c; };
+PlaneParams plane_params(const Edge16& e, int n) {
   const int half = n / 2;
   int h = 0, v = 0;
   for (int i = 0; i < half; ++i) {
@@ -132,15 +137,61 @@ void predict_plane(const Edge16& e, int n, uint8_t* pred) {
     int d = (half - 2 - i >= 0) ? e.left[half - 2 - i] : e.top_left;
     v += (i + 1) * (c - d);
   }
-  int a = 16 * (e.left[n - 1] + e.top[n - 1]);
-  int b, c;
-  if (n == 16) { b = (5 * h + 32) >> 6; c = (5 * v + 32) >> 6; }
-  else { b = (34 * h + 32) >> 6; c = (34 * v + 32) >> 6; }
-  for (int y = 0; y < n; ++y)
-    for (int x = 0; x < n; ++x)
-      pred[n * y + x] = clip_pixel((a + b * (x - (half - 1)) + c * (y - (half - 1)) + 16) >> 5);
+  const int a = 16 * (e.left[n - 1] + e.top[n - 1]);
+  if (n == 16) return {a, (5 * h + 32) >> 6, (5 * v + 32) >> 6};
+  return {a, (34 * h + 32) >> 6, (34 * v + 32) >> 6};
+}
+
+#if defined(__SSE2__)
+// Every intermediate fits 16 bits: |a| <= 8160, |b (x - 7)| <= 717 * 8 for 16x16 (|H| <= 36 * 255) and
+// |b (x - 3)| <= 1355 * 4 for chroma (|H| <= 10 * 255), so a + b x' + c y' + 16 stays within +-19650; psraw is the
+// arithmetic shift and packuswb the clip to [0, 255].
+void predict_plane_sse2(const Edge16& e, int n, uint8_t* pred) {
+  const PlaneParams q = plane_params(e, n);
+  const int o = n / 2 - 1;
+  const __m128i xs = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m128i b = _mm_set1_epi16(static_cast<int16_t>(q.b)), c = _mm_set1_epi16(static_cast<int16_t>(q.c));
+  // Row 0 at x = 0..7 and 8..15, then + c per row.
+  __m128i lo = _mm_add_epi16(_mm_set1_epi16(static_cast<int16_t>(q.a - q.b * o - q.c * o + 16)), _mm_mullo_epi16(b, xs));
+  __m128i hi = _mm_add_epi16(lo, _mm_slli_epi16(b, 3));
+  for (int y = 0; y < n; ++y) {
+    const __m128i l = _mm_srai_epi16(lo, 5);
+    if (n == 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(pred + 16 * y), _mm_packus_epi16(l, _mm_srai_epi16(hi, 5)));
+    } else {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(pred + 8 * y), _mm_packus_epi16(l, l));
+    }
+    lo = _mm_add_epi16(lo, c);
+    hi = _mm_add_epi16(hi, c);
+  }
+}
+#endif
+
+void predict_plane(const Edge16& e, int n, uint8_t* pred) {
+#if defined(__SSE2__)
+  predict_plane_sse2(e, n, pred);
+#else
+  predict_plane_c(e, n, pred);
+#endif
 }
 }  // namespace
+
+// The plain reference: the standard's formula sample by sample.
+void predict_plane_c(const Edge16& e, int n, uint8_t* pred) {
+  const PlaneParams q = plane_params(e, n);
+  const int o = n / 2 - 1;
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) pred[n * y + x] = clip_pixel((q.a + q.b * (x - o) + q.c * (y - o) + 16) >> 5);
+}
+
+int predict_plane_variants(PlanePredFn* out, const char** names, int max) {
+  int k = 0;
+  if (k < max) { out[k] = predict_plane_c; names[k++] = "c"; }
+#if defined(__SSE2__)
+  if (k < max) { out[k] = predict_plane_sse2; names[k++] = "sse2"; }
+#endif
+  return k;
+}
 
 void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]) {
   switch (mode) {

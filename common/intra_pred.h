@@ -40,6 +40,11 @@ void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]);
 using Intra4x4AllFn = void (*)(const Edge4x4& e, uint8_t pred[9][16]);
 int predict_intra4x4_all_variants(Intra4x4AllFn* out, const char** names, int max);
 void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]);
+// Plane prediction (8.3.3.4 for n = 16, 8.3.4.4 for chroma n = 8) into pred (stride n), as predict_intra16x16 /
+// predict_intra_chroma use it (SSE2 on x86): the plain reference, and every variant, reference first (tests, bench).
+using PlanePredFn = void (*)(const Edge16& e, int n, uint8_t* pred);
+void predict_plane_c(const Edge16& e, int n, uint8_t* pred);
+int predict_plane_variants(PlanePredFn* out, const char** names, int max);
 void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]);
 
 // Gathers edges from a plane at block origin p (pointer to the block's top-left sample, `stride`).

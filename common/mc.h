@@ -16,6 +16,11 @@ void mc_luma(uint8_t* dst, int dst_stride, const Plane& ref, int x, int y, MV mv
 // Chroma prediction (8.4.2.2.2, 4:2:0, eighth-pel bilinear) of a w x h block (w, h <= 8): (cx, cy) chroma pixel
 // position, mv the LUMA vector (its units are eighth chroma pels).
 void mc_chroma(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int cy, MV mv, int w, int h);
+// mc_chroma runs the SSE2 variant on x86 (blocks 2, 4 or 8 wide): the plain reference, and every variant,
+// reference first (tests, bench).
+using McChromaFn = void (*)(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int cy, MV mv, int w, int h);
+void mc_chroma_c(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int cy, MV mv, int w, int h);
+int mc_chroma_variants(McChromaFn* out, const char** names, int max);
 
 // Pointer to the integer sample (x, y) for a fetch of a block of width/height <= 16 that reads up to 3 samples
 // outside it on each side (the 6-tap support): the origin is clamped per frame.h so the read stays inside the

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/intra_pred.h"
+#include "common/mc.h"
 #include "common/pixel.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
@@ -193,5 +195,53 @@ int main(int argc, char** argv) {
     std::printf("%10.0f", r);
   }
   std::printf("\n");
+
+  // Prediction primitives with a plain twin (checkasm tests: IntraPred.PlaneVariantsMatchReference,
+  // Mc.ChromaVariantsMatchReference): each variant's speed, reference first.
+  std::printf("\n%-36s\n", "prediction primitives, Mpix/s (CPU time)");
+  PlanePredFn plane[4];
+  const char* plane_names[4];
+  const int np = predict_plane_variants(plane, plane_names, 4);
+  Edge16 e;
+  for (int i = 0; i < 16; ++i) { e.top[i] = a[i]; e.left[i] = b[i]; }
+  e.top_left = a[16];
+  e.has_top = e.has_left = e.has_top_left = true;
+  for (int size : {16, 8}) {
+    std::printf("  plane %dx%d%*s", size, size, size == 16 ? 25 : 27, "");
+    for (int k = 0; k < np; ++k) {
+      uint8_t out[256];
+      const double r = mpix_per_s(
+          [&](int i) {
+            e.top[i & 15] = static_cast<uint8_t>(i);  // new edges every call: nothing to hoist
+            plane[k](e, size, out);
+            sink = sink + out[i & 63];
+          },
+          size * size);
+      std::printf("  %s %6.0f", plane_names[k], r);
+    }
+    std::printf("\n");
+  }
+  McChromaFn mc[4];
+  const char* mc_names[4];
+  const int nm = mc_chroma_variants(mc, mc_names, 4);
+  Plane cref;
+  cref.alloc(64, 64, 16);
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x) cref.at(x, y)[0] = a[(y * 64 + x) % a.size()];
+  cref.extend_borders();
+  for (int w : {8, 4, 2}) {
+    std::printf("  mc_chroma %dx%d%*s", w, w, 25, "");
+    for (int k = 0; k < nm; ++k) {
+      uint8_t out[64];
+      const double r = mpix_per_s(
+          [&](int i) {
+            mc[k](out, 8, cref, (i * 7) & 31, (i * 5) & 31, MV((i * 13) % 61 - 30, (i * 3) % 41 - 20), w, w);
+            sink = sink + out[i & 3];
+          },
+          w * w);
+      std::printf("  %s %6.0f", mc_names[k], r);
+    }
+    std::printf("\n");
+  }
   return 0;
 }
