@@ -108,7 +108,11 @@ int fwd_sse2(const uint8_t* src, int ss, const uint8_t* pred, int ps, int qp, in
     nzmask &= ~1u;
     *dc = static_cast<int16_t>(_mm_extract_epi16(c0, 0));
   }
-  return __builtin_popcount(nzmask);
+  // Bit count of a 16-bit mask in registers (without -mpopcnt, __builtin_popcount is a libgcc call per block).
+  nzmask = nzmask - ((nzmask >> 1) & 0x5555u);
+  nzmask = (nzmask & 0x3333u) + ((nzmask >> 2) & 0x3333u);
+  nzmask = (nzmask + (nzmask >> 4)) & 0x0F0Fu;
+  return static_cast<int>((nzmask + (nzmask >> 8)) & 0x1Fu);
 }
 
 // idct4x4's butterflies (8.5.12.2) on four 32-bit vectors.
