@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/output_file.h"
+#include "common/plane_ssd.h"
 #include "encoder/text_fields.h"
 
 namespace gme {
@@ -26,16 +27,7 @@ void frame_sse(const Frame& a, const Frame& b, uint64_t sse[3]) {
   for (int c = 0; c < 3; ++c) {
     const int w = c ? a.crop_width / 2 : a.crop_width;
     const int h = c ? a.crop_height / 2 : a.crop_height;
-    uint64_t s = 0;
-    for (int y = 0; y < h; ++y) {
-      const uint8_t* ra = a.plane[c].row(y);
-      const uint8_t* rb = b.plane[c].row(y);
-      for (int x = 0; x < w; ++x) {
-        const int d = ra[x] - rb[x];
-        s += static_cast<uint64_t>(d * d);
-      }
-    }
-    sse[c] = s;
+    sse[c] = plane_ssd(a.plane[c].row(0), a.plane[c].stride, b.plane[c].row(0), b.plane[c].stride, w, h);
   }
 }
 

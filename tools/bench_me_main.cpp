@@ -20,6 +20,7 @@
 #include "common/intra_pred.h"
 #include "common/mc.h"
 #include "common/pixel.h"
+#include "common/plane_ssd.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
 #include "encoder/mvpred.h"
@@ -243,5 +244,14 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  PlaneSsdFn ssd[4];
+  const char* ssd_names[4];
+  const int ns = plane_ssd_variants(ssd, ssd_names, 4);
+  std::printf("  plane_ssd 64x64%*s", 25, "");
+  for (int k = 0; k < ns; ++k) {
+    const double r = mpix_per_s([&](int i) { sink = sink + ssd[k](a.data() + (i & 7), 80, b.data() + (i & 3), 80, 64, 64); }, 64 * 64);
+    std::printf("  %s %6.0f", ssd_names[k], r);
+  }
+  std::printf("\n");
   return 0;
 }
