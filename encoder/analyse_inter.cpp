@@ -42,6 +42,7 @@ struct Searcher {
   MV pred16[16];  // 16x16 predictor per reference (window centre of the fast full search)
   MbInfo cur;     // the macroblock's partially decided inter state (MV prediction reads it)
   MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
+  int begun_ref = -1;  // the reference the source's begin_mb was last called with for this macroblock
   // Stage time of this macroblock's partition searches (common/stage_clock.h). A GPU run's partition search takes
   // ~100-200 ns and a TSC read ~10-20 ns (in perf, three reads per search were a quarter of the motion-search
   // samples), so the clock is read at the start and end of the macroblock's motion search (and around the mode
@@ -86,7 +87,10 @@ struct Searcher {
     const PartitionGeometry g = partition_geometry(part);
     const MV pred = mvp.predict(g.x, g.y, g.w, g.h, ref);
     IntegerCandidateSource& src = *ic.source;
-    src.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+    if (ref != begun_ref) {  // this Searcher is the source's only caller: once per (macroblock, reference) suffices
+      src.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+      begun_ref = ref;
+    }
     const Candidate best = src.best(part, pred);
     const bool timed = sample_this_search();
     const uint64_t t1 = timed ? stage_ticks() : 0;
