@@ -2,6 +2,7 @@
 // the per-macroblock order is: boundary strengths for all 32 luma edge segments, luma vertical edges left to right,
 // luma horizontal edges top to bottom, then the chroma edges of both components in the same order.
 #include "common/deblock.h"
+#include "common/deblock_simd.h"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -94,17 +95,18 @@ inline EdgeParams edge_params(int qp_av, int offset_a, int offset_b) {
   return {kAlpha[ia], kBeta[ib], ia};
 }
 
-// One luma edge of a macroblock: 16 lines in four segments of constant bS. q0 is the first q sample of line 0;
-// `across` crosses the edge, `along` moves to the next line.
+// One luma edge of a macroblock (deblock_luma_edge_c, or its SSE2 twin): tC0 of each segment from Table 8-17.
 inline void luma_edge(uint8_t* q0, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;  // no line can pass |p0 - q0| < alpha
-  for (int s = 0; s < 4; ++s) {
-    const int b = bs[s];
-    if (b == 0) continue;
-    const int tc0 = b < 4 ? kTc0[e.index_a][b - 1] : 0;
-    uint8_t* l = q0 + 4 * s * along;
-    for (int i = 0; i < 4; ++i, l += along) luma_line(l, across, b, e.alpha, e.beta, tc0);
-  }
+  uint8_t tc0[4];
+  for (int s = 0; s < 4; ++s) tc0[s] = bs[s] && bs[s] < 4 ? kTc0[e.index_a][bs[s] - 1] : 0;
+#if defined(__SSE2__)
+  // The SIMD filter takes an edge that is all bS 4 or all below 4 (what the bS rules give in frame coding).
+  const bool all4 = bs[0] == 4 && bs[1] == 4 && bs[2] == 4 && bs[3] == 4;
+  const bool none4 = bs[0] < 4 && bs[1] < 4 && bs[2] < 4 && bs[3] < 4;
+  if (all4 || none4) return deblock_luma_edge_sse2(q0, across, along, bs, tc0, e.alpha, e.beta);
+#endif
+  deblock_luma_edge_c(q0, across, along, bs, tc0, e.alpha, e.beta);
 }
 
 // One chroma edge: 8 lines; chroma line k takes the bS of luma line 2k, i.e. segment k / 2.
@@ -175,6 +177,25 @@ int deblock_bs(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q, bool mb_e
 void deblock_luma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0) {
   if (bs <= 0) return;
   luma_line(q0, step, bs, alpha, beta, tc0);
+}
+
+void deblock_luma_edge_c(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
+                         int beta) {
+  if (alpha == 0 || beta == 0) return;
+  for (int s = 0; s < 4; ++s) {
+    if (bs[s] == 0) continue;
+    uint8_t* l = q0 + 4 * s * along;
+    for (int i = 0; i < 4; ++i, l += along) luma_line(l, across, bs[s], alpha, beta, tc0[s]);
+  }
+}
+
+int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max) {
+  int k = 0;
+  if (k < max) { out[k] = deblock_luma_edge_c; names[k++] = "c"; }
+#if defined(__SSE2__)
+  if (k < max) { out[k] = deblock_luma_edge_sse2; names[k++] = "sse2"; }
+#endif
+  return k;
 }
 
 void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0) {

@@ -37,4 +37,15 @@ int deblock_bs(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q, bool mb_e
 void deblock_luma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0);
 void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0);
 
+// One luma edge of a macroblock: 16 lines in four segments of 4 lines with bS bs[s] (0: not filtered) and tC0
+// tc0[s] (ignored for bS 4). q0 is the first q sample of line 0; `across` crosses the edge, `along` moves to the
+// next line (a vertical edge: across 1, along the stride; a horizontal one the other way round). The plain
+// reference (deblock_luma_line per line), and every variant, reference first (the SSE2 one takes edges whose bS
+// are all 4 or all below 4, as frame coding gives them; deblock_picture uses it on x86).
+using LumaEdgeFn = void (*)(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
+                            int beta);
+void deblock_luma_edge_c(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
+                         int beta);
+int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max);
+
 }  // namespace gme

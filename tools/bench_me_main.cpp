@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "common/deblock.h"
 #include "common/frame.h"
 #include "common/intra_pred.h"
 #include "common/mc.h"
@@ -253,5 +254,29 @@ int main(int argc, char** argv) {
     std::printf("  %s %6.0f", ssd_names[k], r);
   }
   std::printf("\n");
+  LumaEdgeFn edge[4];
+  const char* edge_names[4];
+  const int ne = deblock_luma_edge_variants(edge, edge_names, 4);
+  for (int kind = 0; kind < 4; ++kind) {  // bS 2 and bS 4, vertical and horizontal; smooth content that filters
+    const bool strong = kind & 1, vertical = kind & 2;
+    std::printf("  deblock luma edge bS %d %s%*s", strong ? 4 : 2, vertical ? "vert " : "horiz", 15, "");
+    std::vector<uint8_t> area(48 * 48);
+    for (size_t i = 0; i < area.size(); ++i) area[i] = static_cast<uint8_t>(100 + (i * 7 % 5));
+    const uint8_t bs[4] = {static_cast<uint8_t>(strong ? 4 : 2), static_cast<uint8_t>(strong ? 4 : 2),
+                           static_cast<uint8_t>(strong ? 4 : 2), static_cast<uint8_t>(strong ? 4 : 2)};
+    const uint8_t tc0[4] = {2, 2, 2, 2};
+    for (int k = 0; k < ne; ++k) {
+      std::vector<uint8_t> work = area;
+      const double r = mpix_per_s(
+          [&](int i) {
+            uint8_t* q0 = work.data() + 16 * 48 + 16 + (i & 7);
+            edge[k](q0, vertical ? 1 : 48, vertical ? 48 : 1, bs, tc0, 40, 8);
+            sink = sink + q0[0];
+          },
+          16 * 8);
+      std::printf("  %s %6.0f", edge_names[k], r);
+    }
+    std::printf("\n");
+  }
   return 0;
 }

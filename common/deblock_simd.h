@@ -1,0 +1,12 @@
+// Internal to common/deblock*.cpp: the SIMD luma edge filter (SSE2 is part of x86-64, no run-time check).
+#pragma once
+#include <cstdint>
+
+namespace gme {
+#if defined(__SSE2__)
+// As deblock_luma_edge_c (deblock.h). bs[] is all 4 or all below 4, as the standard's bS derivation gives for the
+// 16 lines of one macroblock edge in frame coding.
+void deblock_luma_edge_sse2(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
+                            int beta);
+#endif
+}  // namespace gme

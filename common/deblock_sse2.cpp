@@ -1,0 +1,156 @@
+// SSE2 luma edge filter (8.7.2.3 / 8.7.2.4) for deblock.cpp: all 16 lines of a macroblock edge at once, in 16-bit
+// lanes (8 lines per register, every intermediate below 2^11), the same arithmetic as luma_line in deblock.cpp.
+// A horizontal edge's lines are columns, so its rows p3..q3 load directly; a vertical edge's 16 rows of 8 samples
+// are transposed into the same form and back. Its twin is deblock_luma_edge_c (checkasm: DeblockEdge tests).
+#include "common/deblock_simd.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+namespace gme {
+namespace {
+
+inline __m128i absd(__m128i a, __m128i b) { return _mm_max_epi16(_mm_sub_epi16(a, b), _mm_sub_epi16(b, a)); }
+inline __m128i select(__m128i m, __m128i a, __m128i b) { return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b)); }
+
+// Eight lines in 16-bit lanes: v[0..7] = p3, p2, p1, p0, q0, q1, q2, q3 (filtered in place). tc0: per line;
+// enable: 0xFFFF on lines whose segment has bS > 0.
+void filter8(__m128i v[8], bool strong, __m128i tc0, __m128i enable, __m128i alpha, __m128i beta) {
+  const __m128i p3 = v[0], p2 = v[1], p1 = v[2], p0 = v[3], q0 = v[4], q1 = v[5], q2 = v[6], q3 = v[7];
+  const __m128i filt = _mm_and_si128(
+      _mm_and_si128(_mm_cmplt_epi16(absd(p0, q0), alpha), _mm_cmplt_epi16(absd(p1, p0), beta)),
+      _mm_and_si128(_mm_cmplt_epi16(absd(q1, q0), beta), enable));
+  const __m128i ap = _mm_and_si128(_mm_cmplt_epi16(absd(p2, p0), beta), filt);
+  const __m128i aq = _mm_and_si128(_mm_cmplt_epi16(absd(q2, q0), beta), filt);
+  const __m128i two = _mm_set1_epi16(2), four = _mm_set1_epi16(4);
+  if (!strong) {
+    const __m128i tc = _mm_sub_epi16(_mm_sub_epi16(tc0, ap), aq);  // tc0 + ap + aq (masks are -1)
+    __m128i delta = _mm_add_epi16(_mm_slli_epi16(_mm_sub_epi16(q0, p0), 2), _mm_sub_epi16(p1, q1));
+    delta = _mm_srai_epi16(_mm_add_epi16(delta, four), 3);
+    delta = _mm_max_epi16(_mm_sub_epi16(_mm_setzero_si128(), tc), _mm_min_epi16(tc, delta));
+    v[3] = select(filt, _mm_add_epi16(p0, delta), p0);  // clipped to [0, 255] when packed
+    v[4] = select(filt, _mm_sub_epi16(q0, delta), q0);
+    const __m128i avg = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(p0, q0), _mm_set1_epi16(1)), 1);
+    const __m128i ntc0 = _mm_sub_epi16(_mm_setzero_si128(), tc0);
+    const __m128i dp = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(p2, avg), _mm_slli_epi16(p1, 1)), 1);
+    const __m128i dq = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(q2, avg), _mm_slli_epi16(q1, 1)), 1);
+    v[2] = select(ap, _mm_add_epi16(p1, _mm_max_epi16(ntc0, _mm_min_epi16(tc0, dp))), p1);
+    v[5] = select(aq, _mm_add_epi16(q1, _mm_max_epi16(ntc0, _mm_min_epi16(tc0, dq))), q1);
+    return;
+  }
+  // bS = 4: the strong filter where that side is smooth and the step small, else the 3-tap one.
+  const __m128i small_gap = _mm_cmplt_epi16(absd(p0, q0), _mm_add_epi16(_mm_srai_epi16(alpha, 2), two));
+  const __m128i sp = _mm_and_si128(ap, small_gap), sq = _mm_and_si128(aq, small_gap);
+  const __m128i p0q0 = _mm_add_epi16(p0, q0);
+  // p side
+  const __m128i p0s = _mm_srai_epi16(
+      _mm_add_epi16(_mm_add_epi16(p2, _mm_slli_epi16(_mm_add_epi16(p1, p0q0), 1)), _mm_add_epi16(q1, four)), 3);
+  const __m128i p1s = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(p2, p1), _mm_add_epi16(p0q0, two)), 2);
+  const __m128i p2s = _mm_srai_epi16(
+      _mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(p3, 1), _mm_add_epi16(_mm_slli_epi16(p2, 1), p2)),
+                    _mm_add_epi16(_mm_add_epi16(p1, p0q0), four)), 3);
+  const __m128i p0w = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(p1, 1), p0), _mm_add_epi16(q1, two)), 2);
+  // q side
+  const __m128i q0s = _mm_srai_epi16(
+      _mm_add_epi16(_mm_add_epi16(q2, _mm_slli_epi16(_mm_add_epi16(q1, p0q0), 1)), _mm_add_epi16(p1, four)), 3);
+  const __m128i q1s = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(q2, q1), _mm_add_epi16(p0q0, two)), 2);
+  const __m128i q2s = _mm_srai_epi16(
+      _mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(q3, 1), _mm_add_epi16(_mm_slli_epi16(q2, 1), q2)),
+                    _mm_add_epi16(_mm_add_epi16(q1, p0q0), four)), 3);
+  const __m128i q0w = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(q1, 1), q0), _mm_add_epi16(p1, two)), 2);
+  v[3] = select(filt, select(sp, p0s, p0w), p0);
+  v[2] = select(sp, p1s, p1);
+  v[1] = select(sp, p2s, p2);
+  v[4] = select(filt, select(sq, q0s, q0w), q0);
+  v[5] = select(sq, q1s, q1);
+  v[6] = select(sq, q2s, q2);
+}
+
+// 16 lines: u8 vectors p3..q3 (one byte per line), split into two halves of 8 lines for filter8.
+void filter16(__m128i r[8], bool strong, const uint8_t bs[4], const uint8_t tc0[4], int alpha, int beta) {
+  const __m128i zero = _mm_setzero_si128();
+  alignas(16) uint8_t tc_line[16], en_line[16];
+  for (int l = 0; l < 16; ++l) {
+    tc_line[l] = tc0[l >> 2];
+    en_line[l] = bs[l >> 2] ? 0xFF : 0;
+  }
+  const __m128i tcv = _mm_load_si128(reinterpret_cast<const __m128i*>(tc_line));
+  const __m128i env = _mm_load_si128(reinterpret_cast<const __m128i*>(en_line));
+  const __m128i a = _mm_set1_epi16(static_cast<int16_t>(alpha)), b = _mm_set1_epi16(static_cast<int16_t>(beta));
+  __m128i lo[8], hi[8];
+  for (int k = 0; k < 8; ++k) {
+    lo[k] = _mm_unpacklo_epi8(r[k], zero);
+    hi[k] = _mm_unpackhi_epi8(r[k], zero);
+  }
+  filter8(lo, strong, _mm_unpacklo_epi8(tcv, zero), _mm_unpacklo_epi8(env, env), a, b);
+  filter8(hi, strong, _mm_unpackhi_epi8(tcv, zero), _mm_unpackhi_epi8(env, env), a, b);
+  for (int k = 1; k < 7; ++k) r[k] = _mm_packus_epi16(lo[k], hi[k]);
+}
+
+// 16 rows of 8 bytes (row i at p + i * stride) <-> 8 vectors of 16 bytes (vector c = column c of every row).
+void load_transposed(const uint8_t* p, int stride, __m128i c[8]) {
+  __m128i a[8];
+  for (int i = 0; i < 8; ++i)
+    a[i] = _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + (2 * i) * stride)),
+                             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + (2 * i + 1) * stride)));
+  __m128i b[8];
+  for (int i = 0; i < 4; ++i) {
+    b[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);      // rows 4i..4i+3, columns 0-3
+    b[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);  // columns 4-7
+  }
+  // rows 0-7 and rows 8-15, columns in pairs
+  const __m128i c01a = _mm_unpacklo_epi32(b[0], b[2]), c23a = _mm_unpackhi_epi32(b[0], b[2]);
+  const __m128i c45a = _mm_unpacklo_epi32(b[1], b[3]), c67a = _mm_unpackhi_epi32(b[1], b[3]);
+  const __m128i c01b = _mm_unpacklo_epi32(b[4], b[6]), c23b = _mm_unpackhi_epi32(b[4], b[6]);
+  const __m128i c45b = _mm_unpacklo_epi32(b[5], b[7]), c67b = _mm_unpackhi_epi32(b[5], b[7]);
+  c[0] = _mm_unpacklo_epi64(c01a, c01b);
+  c[1] = _mm_unpackhi_epi64(c01a, c01b);
+  c[2] = _mm_unpacklo_epi64(c23a, c23b);
+  c[3] = _mm_unpackhi_epi64(c23a, c23b);
+  c[4] = _mm_unpacklo_epi64(c45a, c45b);
+  c[5] = _mm_unpackhi_epi64(c45a, c45b);
+  c[6] = _mm_unpacklo_epi64(c67a, c67b);
+  c[7] = _mm_unpackhi_epi64(c67a, c67b);
+}
+
+void store_transposed(uint8_t* p, int stride, const __m128i c[8]) {
+  __m128i lo[4], hi[4];  // column pairs (2k, 2k+1) interleaved: rows 0-7 and rows 8-15
+  for (int k = 0; k < 4; ++k) {
+    lo[k] = _mm_unpacklo_epi8(c[2 * k], c[2 * k + 1]);
+    hi[k] = _mm_unpackhi_epi8(c[2 * k], c[2 * k + 1]);
+  }
+  for (int half = 0; half < 2; ++half) {
+    const __m128i* d = half ? hi : lo;
+    const __m128i e0 = _mm_unpacklo_epi16(d[0], d[1]), e1 = _mm_unpackhi_epi16(d[0], d[1]);  // cols 0-3: rows 0-3, 4-7
+    const __m128i f0 = _mm_unpacklo_epi16(d[2], d[3]), f1 = _mm_unpackhi_epi16(d[2], d[3]);  // cols 4-7
+    const __m128i r[4] = {_mm_unpacklo_epi32(e0, f0), _mm_unpackhi_epi32(e0, f0), _mm_unpacklo_epi32(e1, f1),
+                          _mm_unpackhi_epi32(e1, f1)};  // two rows each
+    uint8_t* q = p + 8 * half * stride;
+    for (int k = 0; k < 4; ++k) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + (2 * k) * stride), r[k]);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + (2 * k + 1) * stride), _mm_unpackhi_epi64(r[k], r[k]));
+    }
+  }
+}
+
+}  // namespace
+
+void deblock_luma_edge_sse2(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
+                            int beta) {
+  if (alpha == 0 || beta == 0) return;
+  if ((bs[0] | bs[1] | bs[2] | bs[3]) == 0) return;
+  const bool strong = bs[0] == 4;  // an edge is all bS 4 (intra on a macroblock edge) or all below 4
+  __m128i r[8];
+  if (along == 1) {  // horizontal edge: rows p3..q3, 16 samples each
+    for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q0 + (k - 4) * across));
+    filter16(r, strong, bs, tc0, alpha, beta);
+    for (int k = 1; k < 7; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(q0 + (k - 4) * across), r[k]);
+  } else {  // vertical edge (across == 1): 16 rows of p3..q3
+    load_transposed(q0 - 4, along, r);
+    filter16(r, strong, bs, tc0, alpha, beta);
+    store_transposed(q0 - 4, along, r);
+  }
+}
+
+}  // namespace gme
+#endif
