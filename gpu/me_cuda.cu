@@ -121,6 +121,14 @@ class PinnedBuffer {
     size_ = n;
     map_ = raw;
     map_len_ = len + kHugePage;
+    if (std::getenv("GME_CUDA_TRACE")) {  // whether the kernel gave huge pages (AnonHugePages of the process)
+      std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+      char line[256];
+      while (f && std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "AnonHugePages:", 14) == 0)
+          std::fprintf(stderr, "gme: pinned %zu MB on huge pages where offered; process %s", n >> 20, line);
+      if (f) std::fclose(f);
+    }
     return true;
   }
   void release() {
