@@ -21,6 +21,8 @@ int Encoder::picture_to_encode_ahead() const { return gme::picture_to_encode_ahe
 
 void Encoder::encode_ahead(int index, const Frame& src) { encode_picture_ahead(impl_->state, index, src); }
 
+bool Encoder::next_picture_waits_for_gpu() const { return gme::next_picture_waits_for_gpu(impl_->state); }
+
 const Frame& Encoder::last_recon() const { return *impl_->state.rec; }
 
 const std::vector<MbInfo>& Encoder::last_mb_info() const { return impl_->state.mbs; }

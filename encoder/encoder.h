@@ -82,6 +82,8 @@ class Encoder {
   int picture_to_encode_ahead() const;
   // Codes picture `index` (from picture_to_encode_ahead) now; encode() of that picture returns it at its turn.
   void encode_ahead(int index, const Frame& src);
+  // The GPU start-up is still running and the next picture would wait for it (the driver reads input ahead then).
+  bool next_picture_waits_for_gpu() const;
 
   // Reconstruction of the last encoded picture (deblocked), coded size.
   const Frame& last_recon() const;

@@ -5,8 +5,10 @@
 // (OutputFile removes its temporary file unless committed).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -146,21 +148,38 @@ int run(int argc, const char* const* argv) {
 
   Frame src, ahead_src;
   std::unique_ptr<FrameReader> ahead_reader;
+  std::deque<Frame> read_ahead;  // frames k + 1, k + 2, ... read while the GPU started
+  bool read_ahead_ok = true;
+  // Read ahead at most 256 MB of frames (~550 at 640x480, ~85 at 1920x1080).
+  const size_t frame_bytes = static_cast<size_t>(p.source_width) * p.source_height * 3 / 2;
+  const size_t max_read_ahead = std::max<size_t>(1, (size_t{256} << 20) / std::max<size_t>(1, frame_bytes));
+  auto frame_index = [&p](int k) { return p.start_frame + static_cast<int64_t>(k) * (p.frame_skip + 1); };
   std::vector<uint8_t> bytes;
   for (int k = 0; k < p.frames_to_encode; ++k) {
-    const int64_t index = p.start_frame + static_cast<int64_t>(k) * (p.frame_skip + 1);
-    if (!reader->read_frame(index, src)) {
+    const int64_t index = frame_index(k);
+    if (!read_ahead.empty()) {
+      src = std::move(read_ahead.front());
+      read_ahead.pop_front();
+    } else if (!reader->read_frame(index, src)) {
       // Only a gzip input gets here (the others were counted up front): its length is known now.
       const int64_t found = reader->count_frames();
       fail(found >= 0 ? shorter_input_message(p, found)
                       : "input '" + p.input_file + "' ended before frame " + std::to_string(index));
     }
-    // While the GPU starts, the next I pictures are coded ahead of their turn (encoder/picture.h says why), read
-    // through a second reader so the main one stays in order (a gzip input reads forward only).
+    // While the GPU starts (encoder/picture.h says why), the next I pictures are coded ahead of their turn, read
+    // through a second reader so the main one stays in order (a gzip input reads forward only); then the next
+    // frames are read ahead, so the wait also does the reading the loop would do later. A frame that cannot be
+    // read ahead is left to its turn, which reports the error as before.
     for (int a; (a = encoder.picture_to_encode_ahead()) >= 0;) {
       if (!ahead_reader) ahead_reader = open_frame_reader(p.input_file, p.source_width, p.source_height, p.input_header_length);
-      if (!ahead_reader->read_frame(p.start_frame + static_cast<int64_t>(a) * (p.frame_skip + 1), ahead_src)) break;
+      if (!ahead_reader->read_frame(frame_index(a), ahead_src)) break;
       encoder.encode_ahead(a, ahead_src);
+    }
+    while (read_ahead_ok && encoder.next_picture_waits_for_gpu() && read_ahead.size() < max_read_ahead &&
+           k + 1 + static_cast<int>(read_ahead.size()) < p.frames_to_encode) {
+      Frame f;
+      read_ahead_ok = reader->read_frame(frame_index(k + 1 + static_cast<int>(read_ahead.size())), f);
+      if (read_ahead_ok) read_ahead.push_back(std::move(f));
     }
     bytes.clear();
     const Clock::time_point t0 = Clock::now();

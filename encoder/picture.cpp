@@ -319,12 +319,14 @@ int next_picture_ahead(const EncoderState& s) {
   return n;
 }
 
-int picture_to_encode_ahead(const EncoderState& s) {
-  if (!s.pending_search.valid() || s.picture_search) return -1;  // no GPU start-up under way
-  if (s.pending_search.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return -1;
-  if (s.coded == 0 || plan_picture(s, s.coded).type != SliceType::P) return -1;  // only a P picture would wait
-  return next_picture_ahead(s);
+bool next_picture_waits_for_gpu(const EncoderState& s) {
+  if (!s.pending_search.valid() || s.picture_search) return false;  // no GPU start-up under way
+  if (s.pending_search.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return false;
+  if (!s.ahead.empty() && s.ahead.front().index == s.coded) return false;  // coded already: no wait
+  return s.coded > 0 && plan_picture(s, s.coded).type == SliceType::P;  // only a P picture waits
 }
+
+int picture_to_encode_ahead(const EncoderState& s) { return next_picture_waits_for_gpu(s) ? next_picture_ahead(s) : -1; }
 
 void encode_picture_ahead(EncoderState& s, int index, const Frame& src) {
   if (index < 0 || index != next_picture_ahead(s))

@@ -96,13 +96,17 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
 // frame_num and POC, which are known in advance when no IDR comes in between. So the driver codes the next I
 // pictures during the wait and encode_picture() hands each one out at its turn: same bytes, reconstruction and
 // statistics as coding it then (tests/test_encode_ahead.cpp), the wait filled with work the encode needs anyway.
+// After those, lencod reads the next input frames ahead while the wait lasts.
 //
 // next_picture_ahead: the coding index of the next picture that can be coded ahead (the next non-IDR I picture
 // after the last one coded or held, within FramesToBeEncoded, no IDR before it, fewer than kMaxPicturesAhead
 // held), or -1. picture_to_encode_ahead: the same, but only while the GPU start-up is still running and the next
 // picture in order is a P picture (which would wait for it); -1 otherwise.
+// next_picture_waits_for_gpu: the start-up is running and the next picture in order is a P picture, which would
+// wait for it (the driver may then also read input frames ahead).
 int next_picture_ahead(const EncoderState& s);
 int picture_to_encode_ahead(const EncoderState& s);
+bool next_picture_waits_for_gpu(const EncoderState& s);
 // Codes picture `index` (which must be next_picture_ahead(s)) from `src` now and holds it for its turn.
 void encode_picture_ahead(EncoderState& s, int index, const Frame& src);
 

@@ -124,6 +124,7 @@ TEST(EncodeAhead, OffersOnlyPicturesKnownInAdvance) {
   std::vector<uint8_t> out;
   encode_picture(s, moving_frame(64, 48, 0), out);
   EXPECT_EQ(picture_to_encode_ahead(s), -1);  // no GPU start-up: the driver is offered nothing
+  EXPECT_FALSE(next_picture_waits_for_gpu(s));  // and reads nothing ahead
   EXPECT_EQ(next_picture_ahead(s), 4);
   EXPECT_THROW(encode_picture_ahead(s, 8, moving_frame(64, 48, 8)), std::logic_error);  // not the next one
   encode_picture_ahead(s, 4, moving_frame(64, 48, 4));
