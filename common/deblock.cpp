@@ -109,17 +109,17 @@ inline void luma_edge(uint8_t* q0, int across, int along, const uint8_t bs[4], c
   deblock_luma_edge_c(q0, across, along, bs, tc0, e.alpha, e.beta);
 }
 
-// One chroma edge: 8 lines; chroma line k takes the bS of luma line 2k, i.e. segment k / 2.
-inline void chroma_edge(uint8_t* q0, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
+// One chroma edge of both planes (deblock_chroma_edges_c, or its SSE2 twin): tC0 of each segment from Table 8-17.
+inline void chroma_edges(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;
-  for (int s = 0; s < 4; ++s) {
-    const int b = bs[s];
-    if (b == 0) continue;
-    const int tc0 = b < 4 ? kTc0[e.index_a][b - 1] : 0;
-    uint8_t* l = q0 + 2 * s * along;
-    chroma_line(l, across, b, e.alpha, e.beta, tc0);
-    chroma_line(l + along, across, b, e.alpha, e.beta, tc0);
-  }
+  uint8_t tc0[4];
+  for (int s = 0; s < 4; ++s) tc0[s] = bs[s] && bs[s] < 4 ? kTc0[e.index_a][bs[s] - 1] : 0;
+#if defined(__SSE2__)
+  const bool all4 = bs[0] == 4 && bs[1] == 4 && bs[2] == 4 && bs[3] == 4;
+  const bool none4 = bs[0] < 4 && bs[1] < 4 && bs[2] < 4 && bs[3] < 4;
+  if (all4 || none4) return deblock_chroma_edges_sse2(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
+#endif
+  deblock_chroma_edges_c(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
 }
 
 inline int bs_inter(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q) {
@@ -198,6 +198,27 @@ int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max) {
   return k;
 }
 
+void deblock_chroma_edges_c(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const uint8_t tc0[4],
+                            int alpha, int beta) {
+  if (alpha == 0 || beta == 0) return;
+  for (uint8_t* c : {cb, cr})
+    for (int s = 0; s < 4; ++s) {  // chroma line k takes the bS of luma line 2k, i.e. segment k / 2
+      if (bs[s] == 0) continue;
+      uint8_t* l = c + 2 * s * along;
+      chroma_line(l, across, bs[s], alpha, beta, tc0[s]);
+      chroma_line(l + along, across, bs[s], alpha, beta, tc0[s]);
+    }
+}
+
+int deblock_chroma_edges_variants(ChromaEdgesFn* out, const char** names, int max) {
+  int k = 0;
+  if (k < max) { out[k] = deblock_chroma_edges_c; names[k++] = "c"; }
+#if defined(__SSE2__)
+  if (k < max) { out[k] = deblock_chroma_edges_sse2; names[k++] = "sse2"; }
+#endif
+  return k;
+}
+
 void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0) {
   if (bs <= 0) return;
   chroma_line(q0, step, bs, alpha, beta, tc0);
@@ -247,12 +268,11 @@ void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
       for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e * ys, ys, 1, bs[1][e], inner);
 
       // Chroma: edges at chroma 0 and 4 use the bS of luma edges 0 and 2. Each side's QP_C comes from its own QP_Y.
-      for (uint8_t* c : {uq, vq}) {
-        if (left) chroma_edge(c, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-        chroma_edge(c + 4, 1, cs, bs[0][2], inner_c);
-        if (top) chroma_edge(c, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-        chroma_edge(c + 4 * cs, cs, 1, bs[1][2], inner_c);
-      }
+      // Both planes at once: they share QP_C (one chroma_qp_index_offset) and bS.
+      if (left) chroma_edges(uq, vq, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+      chroma_edges(uq + 4, vq + 4, 1, cs, bs[0][2], inner_c);
+      if (top) chroma_edges(uq, vq, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+      chroma_edges(uq + 4 * cs, vq + 4 * cs, cs, 1, bs[1][2], inner_c);
     }
   }
 }

@@ -47,5 +47,11 @@ using LumaEdgeFn = void (*)(uint8_t* q0, int across, int along, const uint8_t bs
 void deblock_luma_edge_c(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
                          int beta);
 int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max);
+// The same for one chroma edge of both planes (8 lines each; chroma line k takes bs[k / 2] and tc0[k / 2]).
+using ChromaEdgesFn = void (*)(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4],
+                               const uint8_t tc0[4], int alpha, int beta);
+void deblock_chroma_edges_c(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const uint8_t tc0[4],
+                            int alpha, int beta);
+int deblock_chroma_edges_variants(ChromaEdgesFn* out, const char** names, int max);
 
 }  // namespace gme

@@ -7,6 +7,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
+#include <cstring>
+
 namespace gme {
 namespace {
 
@@ -150,6 +152,89 @@ void deblock_luma_edge_sse2(uint8_t* q0, int across, int along, const uint8_t bs
     filter16(r, strong, bs, tc0, alpha, beta);
     store_transposed(q0 - 4, along, r);
   }
+}
+
+namespace {
+// Sixteen chroma lines (8 of Cb, then the same 8 of Cr) in 16-bit lanes, 8 per register: r[0..3] = p1, p0, q0, q1.
+void chroma16(__m128i r[4], bool strong, const uint8_t tc0[4], const uint8_t bs[4], int alpha, int beta) {
+  const __m128i zero = _mm_setzero_si128();
+  alignas(16) int16_t tc_line[8], en_line[8];
+  for (int l = 0; l < 8; ++l) {  // chroma line l takes the bS of luma line 2l: segment l / 2
+    tc_line[l] = static_cast<int16_t>(tc0[l >> 1] + 1);
+    en_line[l] = static_cast<int16_t>(bs[l >> 1] ? -1 : 0);
+  }
+  const __m128i tc = _mm_load_si128(reinterpret_cast<const __m128i*>(tc_line));
+  const __m128i enable = _mm_load_si128(reinterpret_cast<const __m128i*>(en_line));
+  const __m128i a = _mm_set1_epi16(static_cast<int16_t>(alpha)), b = _mm_set1_epi16(static_cast<int16_t>(beta));
+  const __m128i two = _mm_set1_epi16(2), four = _mm_set1_epi16(4);
+  __m128i out0[2], out1[2];
+  for (int h = 0; h < 2; ++h) {  // h = 0: Cb, 1: Cr (same lines, same bS)
+    const __m128i p1 = h ? _mm_unpackhi_epi8(r[0], zero) : _mm_unpacklo_epi8(r[0], zero);
+    const __m128i p0 = h ? _mm_unpackhi_epi8(r[1], zero) : _mm_unpacklo_epi8(r[1], zero);
+    const __m128i q0 = h ? _mm_unpackhi_epi8(r[2], zero) : _mm_unpacklo_epi8(r[2], zero);
+    const __m128i q1 = h ? _mm_unpackhi_epi8(r[3], zero) : _mm_unpacklo_epi8(r[3], zero);
+    const __m128i filt = _mm_and_si128(
+        _mm_and_si128(_mm_cmplt_epi16(absd(p0, q0), a), _mm_cmplt_epi16(absd(p1, p0), b)),
+        _mm_and_si128(_mm_cmplt_epi16(absd(q1, q0), b), enable));
+    __m128i np0, nq0;
+    if (!strong) {
+      __m128i delta = _mm_add_epi16(_mm_slli_epi16(_mm_sub_epi16(q0, p0), 2), _mm_sub_epi16(p1, q1));
+      delta = _mm_srai_epi16(_mm_add_epi16(delta, four), 3);
+      delta = _mm_max_epi16(_mm_sub_epi16(zero, tc), _mm_min_epi16(tc, delta));
+      np0 = _mm_add_epi16(p0, delta);
+      nq0 = _mm_sub_epi16(q0, delta);
+    } else {
+      np0 = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(p1, 1), p0), _mm_add_epi16(q1, two)), 2);
+      nq0 = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(q1, 1), q0), _mm_add_epi16(p1, two)), 2);
+    }
+    out0[h] = select(filt, np0, p0);
+    out1[h] = select(filt, nq0, q0);
+  }
+  r[1] = _mm_packus_epi16(out0[0], out0[1]);
+  r[2] = _mm_packus_epi16(out1[0], out1[1]);
+}
+}  // namespace
+
+void deblock_chroma_edges_sse2(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4],
+                               const uint8_t tc0[4], int alpha, int beta) {
+  if (alpha == 0 || beta == 0) return;
+  if ((bs[0] | bs[1] | bs[2] | bs[3]) == 0) return;
+  const bool strong = bs[0] == 4;
+  __m128i r[4];
+  if (along == 1) {  // horizontal edge: rows p1, p0, q0, q1 of 8 samples, Cb in the low half, Cr in the high
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cb + (k - 2) * across)),
+                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(cr + (k - 2) * across)));
+    chroma16(r, strong, tc0, bs, alpha, beta);
+    for (int k = 1; k < 3; ++k) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(cb + (k - 2) * across), r[k]);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(cr + (k - 2) * across), _mm_unpackhi_epi64(r[k], r[k]));
+    }
+    return;
+  }
+  // Vertical edge: 8 rows of p1 p0 q0 q1 per plane, transposed into 4 vectors of 16 lines.
+  __m128i rows[16];
+  for (int i = 0; i < 16; ++i) {
+    const uint8_t* p = (i < 8 ? cb + i * along : cr + (i - 8) * along) - 2;
+    int32_t w;
+    std::memcpy(&w, p, 4);
+    rows[i] = _mm_cvtsi32_si128(w);
+  }
+  __m128i a8[8], b4[4];
+  for (int i = 0; i < 8; ++i) a8[i] = _mm_unpacklo_epi8(rows[2 * i], rows[2 * i + 1]);
+  for (int j = 0; j < 4; ++j) b4[j] = _mm_unpacklo_epi16(a8[2 * j], a8[2 * j + 1]);  // rows 4j..4j+3, bytes 0-3
+  const __m128i c0 = _mm_unpacklo_epi32(b4[0], b4[1]), c1 = _mm_unpackhi_epi32(b4[0], b4[1]);  // rows 0-7
+  const __m128i c2 = _mm_unpacklo_epi32(b4[2], b4[3]), c3 = _mm_unpackhi_epi32(b4[2], b4[3]);  // rows 8-15
+  r[0] = _mm_unpacklo_epi64(c0, c2);
+  r[1] = _mm_unpackhi_epi64(c0, c2);
+  r[2] = _mm_unpacklo_epi64(c1, c3);
+  r[3] = _mm_unpackhi_epi64(c1, c3);
+  chroma16(r, strong, tc0, bs, alpha, beta);
+  const __m128i lo = _mm_unpacklo_epi8(r[1], r[2]), hi = _mm_unpackhi_epi8(r[1], r[2]);  // p0 q0 per row
+  alignas(16) uint16_t pq[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(pq), lo);
+  _mm_store_si128(reinterpret_cast<__m128i*>(pq + 8), hi);
+  for (int i = 0; i < 16; ++i) std::memcpy((i < 8 ? cb + i * along : cr + (i - 8) * along) - 1, &pq[i], 2);
 }
 
 }  // namespace gme

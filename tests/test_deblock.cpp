@@ -408,5 +408,50 @@ TEST(DeblockEdge, LumaVariantsMatchReference) {
     }
 }
 
+// checkasm: every chroma edge variant (both planes at once) against the plain reference, as for luma.
+TEST(DeblockEdge, ChromaVariantsMatchReference) {
+  ChromaEdgesFn fns[4];
+  const char* names[4];
+  const int n = deblock_chroma_edges_variants(fns, names, 4);
+  ASSERT_GE(n, 1);
+  EXPECT_STREQ(names[0], "c");
+  std::mt19937 rng(9127);
+  constexpr int kS = 16;  // each plane: a 16 x 16 area, the edge at row/column 8 of the 8 x 8 block at (4, 4)
+  for (int v = 1; v < n; ++v)
+    for (int rep = 0; rep < 20000; ++rep) {
+      const bool vertical = rep & 1;
+      const int index_a = 16 + static_cast<int>(rng() % 36), index_b = 16 + static_cast<int>(rng() % 36);
+      const int alpha = deblock_alpha(index_a), beta = deblock_beta(index_b);
+      uint8_t bs[4], tc0[4];
+      const bool strong = rep % 5 == 0;
+      for (int s = 0; s < 4; ++s) {
+        bs[s] = static_cast<uint8_t>(strong ? 4 : rng() % 4);
+        tc0[s] = static_cast<uint8_t>(bs[s] && bs[s] < 4 ? deblock_tc0(index_a, bs[s]) : 0);
+      }
+      uint8_t area[2][kS * kS];
+      for (auto& plane : area) {
+        const int base = static_cast<int>(rng() % 256), step = static_cast<int>(rng() % (alpha + 8)) - (alpha + 8) / 2;
+        const int noise = rep % 7 == 0 ? 256 : 1 + static_cast<int>(rng() % (beta + 2));
+        for (int y = 0; y < kS; ++y)
+          for (int x = 0; x < kS; ++x) {
+            const bool q_side = (vertical ? x : y) >= 8;
+            int val = noise == 256 ? static_cast<int>(rng() % 256)
+                                   : base + (q_side ? step : 0) + static_cast<int>(rng() % noise) - noise / 2;
+            plane[y * kS + x] = static_cast<uint8_t>(val < 0 ? 0 : val > 255 ? 255 : val);
+          }
+      }
+      uint8_t want[2][kS * kS], got[2][kS * kS];
+      std::memcpy(want, area, sizeof area);
+      std::memcpy(got, area, sizeof area);
+      const int across = vertical ? 1 : kS, along = vertical ? kS : 1;
+      const int at = vertical ? 4 * kS + 8 : 8 * kS + 4;
+      fns[0](want[0] + at, want[1] + at, across, along, bs, tc0, alpha, beta);
+      fns[v](got[0] + at, got[1] + at, across, along, bs, tc0, alpha, beta);
+      ASSERT_EQ(std::memcmp(want, got, sizeof want), 0)
+          << names[v] << (vertical ? " vertical" : " horizontal") << " rep " << rep << " bs " << int(bs[0]) << int(bs[1])
+          << int(bs[2]) << int(bs[3]) << " alpha " << alpha << " beta " << beta;
+    }
+}
+
 }  // namespace
 }  // namespace gme

@@ -278,5 +278,25 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  ChromaEdgesFn cedge[4];
+  const char* cedge_names[4];
+  const int nc = deblock_chroma_edges_variants(cedge, cedge_names, 4);
+  for (int vertical = 0; vertical < 2; ++vertical) {
+    std::printf("  deblock chroma edges bS 2 %s%*s", vertical ? "vert " : "horiz", 13, "");
+    std::vector<uint8_t> u(32 * 32), w(32 * 32);
+    for (size_t i = 0; i < u.size(); ++i) u[i] = w[i] = static_cast<uint8_t>(100 + (i * 7 % 5));
+    const uint8_t bs[4] = {2, 2, 2, 2}, tc0[4] = {2, 2, 2, 2};
+    for (int k = 0; k < nc; ++k) {
+      const double r = mpix_per_s(
+          [&](int i) {
+            const int at = 8 * 32 + 8 + (i & 7);
+            cedge[k](u.data() + at, w.data() + at, vertical ? 1 : 32, vertical ? 32 : 1, bs, tc0, 40, 8);
+            sink = sink + u[at];
+          },
+          2 * 8 * 4);
+      std::printf("  %s %6.0f", cedge_names[k], r);
+    }
+    std::printf("\n");
+  }
   return 0;
 }
