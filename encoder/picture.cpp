@@ -193,11 +193,21 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   // The planes sub-pel refinement reads, built when a picture is first used as a reference (not for a last picture
   // or an intra-only run, which never are); part of the sub-pel stage's cost. With the picture-level search they are
   // built on another thread while search() waits for the GPU, and only a wait beyond the search counts.
-  auto build_planes = [&s, need_planes] {
-    for (Frame* f : need_planes) {
-      auto planes = std::make_shared<HalfpelPlanes>();
-      build_halfpel_planes(f->plane[0], planes.get(), &s.halfpel_scratch);
-      f->halfpel = std::move(planes);
+  // Planes taken here, on this thread (the pool is the state's); build() reuses their memory when the size matches
+  // and gives them a new serial, so nothing of their last picture survives.
+  std::vector<std::shared_ptr<HalfpelPlanes>> planes_for(need_planes.size());
+  for (auto& pl : planes_for) {
+    if (!s.free_planes.empty()) {
+      pl = std::move(s.free_planes.back());
+      s.free_planes.pop_back();
+    } else {
+      pl = std::make_shared<HalfpelPlanes>();
+    }
+  }
+  auto build_planes = [&s, need_planes, planes_for] {
+    for (size_t i = 0; i < need_planes.size(); ++i) {
+      build_halfpel_planes(need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
+      need_planes[i]->halfpel = planes_for[i];
     }
   };
   double planes_seconds = 0;
@@ -225,7 +235,14 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
   }
 
-  auto rec = std::make_shared<Frame>();
+  std::shared_ptr<Frame> rec;
+  if (!s.free_frames.empty()) {  // a picture that left the reference list: its memory, none of its content
+    rec = std::move(s.free_frames.back());
+    s.free_frames.pop_back();
+    rec->halfpel.reset();
+  } else {
+    rec = std::make_shared<Frame>();
+  }
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
   rec->frame_num = pp.frame_num;
   rec->poc = pp.poc;
@@ -273,12 +290,24 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   return res;
 }
 
+// A picture leaving the reference list goes to the pools when nothing else holds it (s.rec, a held picture).
+void recycle(EncoderState& s, std::shared_ptr<Frame> f) {
+  if (!f || f.use_count() != 1 || s.free_frames.size() >= 4) return;
+  if (f->halfpel && f->halfpel.use_count() == 1 && s.free_planes.size() < 4)
+    s.free_planes.push_back(std::const_pointer_cast<HalfpelPlanes>(f->halfpel));
+  f->halfpel.reset();
+  s.free_frames.push_back(std::move(f));
+}
+
 // The picture's place in the state: sliding-window reference marking (the newest picture first, the oldest
 // dropped beyond NumberReferenceFrames), the last reconstruction, frame_num and the counters.
 void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Frame> rec) {
   s.refs.insert(s.refs.begin(), rec);
-  if (static_cast<int>(s.refs.size()) > s.p.num_ref_frames) s.refs.resize(static_cast<size_t>(s.p.num_ref_frames));
   s.rec = std::move(rec);
+  while (static_cast<int>(s.refs.size()) > s.p.num_ref_frames) {
+    recycle(s, std::move(s.refs.back()));
+    s.refs.pop_back();
+  }
   s.frame_num = pp.frame_num;
   if (pp.idr) ++s.idr_count;
   ++s.coded;

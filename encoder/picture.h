@@ -72,6 +72,10 @@ struct EncoderState {
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
+  // Reconstructions and half-pel planes of pictures that left the reference list, for the next pictures: a fresh
+  // 640x480 picture's planes (1.7 MB) cost ~0.9 ms of page faults on the VM, more than building them (0.6 ms).
+  std::vector<std::shared_ptr<Frame>> free_frames;
+  std::vector<std::shared_ptr<HalfpelPlanes>> free_planes;
 };
 
 
