@@ -43,29 +43,24 @@ void filter8(__m128i v[8], bool strong, __m128i tc0, __m128i enable, __m128i alp
   // bS = 4: the strong filter where that side is smooth and the step small, else the 3-tap one.
   const __m128i small_gap = _mm_cmplt_epi16(absd(p0, q0), _mm_add_epi16(_mm_srai_epi16(alpha, 2), two));
   const __m128i sp = _mm_and_si128(ap, small_gap), sq = _mm_and_si128(aq, small_gap);
-  const __m128i p0q0 = _mm_add_epi16(p0, q0);
-  // p side
-  const __m128i p0s = _mm_srai_epi16(
-      _mm_add_epi16(_mm_add_epi16(p2, _mm_slli_epi16(_mm_add_epi16(p1, p0q0), 1)), _mm_add_epi16(q1, four)), 3);
-  const __m128i p1s = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(p2, p1), _mm_add_epi16(p0q0, two)), 2);
-  const __m128i p2s = _mm_srai_epi16(
-      _mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(p3, 1), _mm_add_epi16(_mm_slli_epi16(p2, 1), p2)),
-                    _mm_add_epi16(_mm_add_epi16(p1, p0q0), four)), 3);
-  const __m128i p0w = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(p1, 1), p0), _mm_add_epi16(q1, two)), 2);
-  // q side
-  const __m128i q0s = _mm_srai_epi16(
-      _mm_add_epi16(_mm_add_epi16(q2, _mm_slli_epi16(_mm_add_epi16(q1, p0q0), 1)), _mm_add_epi16(p1, four)), 3);
-  const __m128i q1s = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(q2, q1), _mm_add_epi16(p0q0, two)), 2);
-  const __m128i q2s = _mm_srai_epi16(
-      _mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(q3, 1), _mm_add_epi16(_mm_slli_epi16(q2, 1), q2)),
-                    _mm_add_epi16(_mm_add_epi16(q1, p0q0), four)), 3);
-  const __m128i q0w = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(q1, 1), q0), _mm_add_epi16(p1, two)), 2);
-  v[3] = select(filt, select(sp, p0s, p0w), p0);
-  v[2] = select(sp, p1s, p1);
-  v[1] = select(sp, p2s, p2);
-  v[4] = select(filt, select(sq, q0s, q0w), q0);
-  v[5] = select(sq, q1s, q1);
-  v[6] = select(sq, q2s, q2);
+  // One side of the edge (8-7.2.4, the equations are symmetric): x3..x0 on this side, y0, y1 across it; writes
+  // the side's x0, x1, x2.
+  auto side = [&](__m128i x3, __m128i x2, __m128i x1, __m128i x0, __m128i y0, __m128i y1, __m128i smooth,
+                  __m128i* o0, __m128i* o1, __m128i* o2) {
+    const __m128i x0y0 = _mm_add_epi16(x0, y0);
+    const __m128i s0 = _mm_srai_epi16(
+        _mm_add_epi16(_mm_add_epi16(x2, _mm_slli_epi16(_mm_add_epi16(x1, x0y0), 1)), _mm_add_epi16(y1, four)), 3);
+    const __m128i s1 = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(x2, x1), _mm_add_epi16(x0y0, two)), 2);
+    const __m128i s2 = _mm_srai_epi16(
+        _mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(x3, 1), _mm_add_epi16(_mm_slli_epi16(x2, 1), x2)),
+                      _mm_add_epi16(_mm_add_epi16(x1, x0y0), four)), 3);
+    const __m128i w0 = _mm_srai_epi16(_mm_add_epi16(_mm_add_epi16(_mm_slli_epi16(x1, 1), x0), _mm_add_epi16(y1, two)), 2);
+    *o0 = select(filt, select(smooth, s0, w0), x0);
+    *o1 = select(smooth, s1, x1);
+    *o2 = select(smooth, s2, x2);
+  };
+  side(p3, p2, p1, p0, q0, q1, sp, &v[3], &v[2], &v[1]);
+  side(q3, q2, q1, q0, p0, p1, sq, &v[4], &v[5], &v[6]);
 }
 
 // 16 lines: u8 vectors p3..q3 (one byte per line), split into two halves of 8 lines for filter8.

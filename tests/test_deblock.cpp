@@ -361,6 +361,22 @@ TEST(DeblockPicture, InterEdgesFollowMotion) {
   EXPECT_EQ(*make(MV(0, 0), 4).f.plane[0].at(16, 0), 62);  // other reference picture: bS 1
 }
 
+// A random edge for the checkasm tests: indexA/indexB with nonzero alpha, bS all 4 (strong) or each segment 0..3,
+// tC0 from Table 8-17.
+struct EdgeCase {
+  int alpha, beta;
+  uint8_t bs[4], tc0[4];
+};
+EdgeCase random_edge(std::mt19937& rng, bool strong) {
+  const int index_a = 16 + static_cast<int>(rng() % 36), index_b = 16 + static_cast<int>(rng() % 36);
+  EdgeCase e{deblock_alpha(index_a), deblock_beta(index_b), {}, {}};
+  for (int s = 0; s < 4; ++s) {
+    e.bs[s] = static_cast<uint8_t>(strong ? 4 : rng() % 4);
+    e.tc0[s] = static_cast<uint8_t>(e.bs[s] && e.bs[s] < 4 ? deblock_tc0(index_a, e.bs[s]) : 0);
+  }
+  return e;
+}
+
 // checkasm: every luma edge variant (SSE2 on x86) against the plain reference, bit for bit, on both orientations,
 // all-bS-4 edges and edges of mixed bS 0..3, every indexA/indexB with nonzero alpha, on content made to pass the
 // filter tests often (smooth sides with a step across the edge) and on raw noise; the whole 16 x 16 area around
@@ -376,14 +392,10 @@ TEST(DeblockEdge, LumaVariantsMatchReference) {
   for (int v = 1; v < n; ++v)
     for (int rep = 0; rep < 20000; ++rep) {
       const bool vertical = rep & 1;
-      const int index_a = 16 + static_cast<int>(rng() % 36), index_b = 16 + static_cast<int>(rng() % 36);
-      const int alpha = deblock_alpha(index_a), beta = deblock_beta(index_b);
-      uint8_t bs[4], tc0[4];
-      const bool strong = rep % 5 == 0;
-      for (int s = 0; s < 4; ++s) {
-        bs[s] = static_cast<uint8_t>(strong ? 4 : rng() % 4);
-        tc0[s] = static_cast<uint8_t>(bs[s] && bs[s] < 4 ? deblock_tc0(index_a, bs[s]) : 0);
-      }
+      const EdgeCase ec = random_edge(rng, rep % 5 == 0);
+      const int alpha = ec.alpha, beta = ec.beta;
+      const uint8_t* bs = ec.bs;
+      const uint8_t* tc0 = ec.tc0;
       uint8_t area[kS * kS];
       const int base_p = static_cast<int>(rng() % 256), step = static_cast<int>(rng() % (alpha + 8)) - (alpha + 8) / 2;
       const int noise = rep % 7 == 0 ? 256 : 1 + static_cast<int>(rng() % (beta + 2));
@@ -420,14 +432,10 @@ TEST(DeblockEdge, ChromaVariantsMatchReference) {
   for (int v = 1; v < n; ++v)
     for (int rep = 0; rep < 20000; ++rep) {
       const bool vertical = rep & 1;
-      const int index_a = 16 + static_cast<int>(rng() % 36), index_b = 16 + static_cast<int>(rng() % 36);
-      const int alpha = deblock_alpha(index_a), beta = deblock_beta(index_b);
-      uint8_t bs[4], tc0[4];
-      const bool strong = rep % 5 == 0;
-      for (int s = 0; s < 4; ++s) {
-        bs[s] = static_cast<uint8_t>(strong ? 4 : rng() % 4);
-        tc0[s] = static_cast<uint8_t>(bs[s] && bs[s] < 4 ? deblock_tc0(index_a, bs[s]) : 0);
-      }
+      const EdgeCase ec = random_edge(rng, rep % 5 == 0);
+      const int alpha = ec.alpha, beta = ec.beta;
+      const uint8_t* bs = ec.bs;
+      const uint8_t* tc0 = ec.tc0;
       uint8_t area[2][kS * kS];
       for (auto& plane : area) {
         const int base = static_cast<int>(rng() % 256), step = static_cast<int>(rng() % (alpha + 8)) - (alpha + 8) / 2;
