@@ -92,13 +92,15 @@ void expect_same(const Coded& a, const Coded& b) {
 }
 
 TEST(EncodeAhead, SameSequenceAsCodingEachPictureAtItsTurn) {
-  struct Case { int gpu, refs, slice_mode, intra, ahead_before, expect_ahead; };
+  struct Case { int gpu, refs, slice_mode, intra, ahead_before, expect_ahead, rdo; };
   // I pictures at 0, 4, 8, 12 (3, 6, 9, 12 with IntraPeriod 3): coding ahead before picture 1 takes every later
   // one; before picture 5, those after 5.
-  const Case cases[] = {{0, 1, 0, 4, 1, 3}, {1, 2, 0, 4, 1, 3}, {1, 1, 1, 3, 1, 4}, {0, 3, 0, 4, 5, 2}};
+  const Case cases[] = {{0, 1, 0, 4, 1, 3, 0}, {1, 2, 0, 4, 1, 3, 0}, {1, 1, 1, 3, 1, 4, 0}, {0, 3, 0, 4, 5, 2, 0},
+                        {1, 1, 0, 4, 1, 3, 1}};
   for (const Case& c : cases) {
     EncoderParams p = base_params();
     p.gpu_integer_me = c.gpu;
+    p.rd_optimization = c.rdo;
     p.num_ref_frames = c.refs;
     p.slice_mode = c.slice_mode;
     p.slice_argument = 5;
