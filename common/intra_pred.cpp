@@ -10,15 +10,6 @@
 
 namespace gme {
 
-bool intra4x4_mode_available(int mode, const Edge4x4& e) {
-  switch (mode) {
-    case kI4V: case kI4DDL: case kI4VL: return e.has_top;
-    case kI4H: case kI4HU: return e.has_left;
-    case kI4DC: return true;
-    default: return e.has_top && e.has_left && e.has_top_left;  // DDR, VR, HD
-  }
-}
-
 bool intra16x16_mode_available(int mode, const Edge16& e) {
   switch (mode) {
     case kI16V: return e.has_top;

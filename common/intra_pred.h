@@ -25,7 +25,15 @@ struct Edge16 {  // 16x16 luma or 8x8 chroma (n = 16 or 8 samples used)
 };
 
 // Whether the mode may be used with these neighbours.
-bool intra4x4_mode_available(int mode, const Edge4x4& e);
+// (Intra4x4 inline: the decision asks for each of the nine modes of every 4x4 block.)
+inline bool intra4x4_mode_available(int mode, const Edge4x4& e) {
+  switch (mode) {
+    case kI4V: case kI4DDL: case kI4VL: return e.has_top;
+    case kI4H: case kI4HU: return e.has_left;
+    case kI4DC: return true;
+    default: return e.has_top && e.has_left && e.has_top_left;  // DDR, VR, HD
+  }
+}
 bool intra16x16_mode_available(int mode, const Edge16& e);
 bool intra_chroma_mode_available(int mode, const Edge16& e);
 
