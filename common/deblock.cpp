@@ -95,29 +95,37 @@ inline EdgeParams edge_params(int qp_av, int offset_a, int offset_b) {
   return {kAlpha[ia], kBeta[ib], ia};
 }
 
-// One luma edge of a macroblock (deblock_luma_edge_c, or its SSE2 twin): tC0 of each segment from Table 8-17.
+// tC0 of each segment of an edge (Table 8-17; 0 for bS 0 and 4), and whether the SIMD filters take the edge: they
+// want its bS all 4 or all below 4, which is what the bS rules give the 16 lines of a macroblock edge in frame coding.
+inline bool edge_tc0(const uint8_t bs[4], const EdgeParams& e, uint8_t tc0[4]) {
+  for (int s = 0; s < 4; ++s) tc0[s] = bs[s] && bs[s] < 4 ? kTc0[e.index_a][bs[s] - 1] : 0;
+  const bool all4 = bs[0] == 4 && bs[1] == 4 && bs[2] == 4 && bs[3] == 4;
+  const bool none4 = bs[0] < 4 && bs[1] < 4 && bs[2] < 4 && bs[3] < 4;
+  return all4 || none4;
+}
+
+// One luma edge of a macroblock: deblock_luma_edge_c, or its SSE2 twin where it applies.
 inline void luma_edge(uint8_t* q0, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;  // no line can pass |p0 - q0| < alpha
   uint8_t tc0[4];
-  for (int s = 0; s < 4; ++s) tc0[s] = bs[s] && bs[s] < 4 ? kTc0[e.index_a][bs[s] - 1] : 0;
+  const bool uniform = edge_tc0(bs, e, tc0);
 #if defined(__SSE2__)
-  // The SIMD filter takes an edge that is all bS 4 or all below 4 (what the bS rules give in frame coding).
-  const bool all4 = bs[0] == 4 && bs[1] == 4 && bs[2] == 4 && bs[3] == 4;
-  const bool none4 = bs[0] < 4 && bs[1] < 4 && bs[2] < 4 && bs[3] < 4;
-  if (all4 || none4) return deblock_luma_edge_sse2(q0, across, along, bs, tc0, e.alpha, e.beta);
+  if (uniform) return deblock_luma_edge_sse2(q0, across, along, bs, tc0, e.alpha, e.beta);
+#else
+  (void)uniform;
 #endif
   deblock_luma_edge_c(q0, across, along, bs, tc0, e.alpha, e.beta);
 }
 
-// One chroma edge of both planes (deblock_chroma_edges_c, or its SSE2 twin): tC0 of each segment from Table 8-17.
+// One chroma edge of both planes: deblock_chroma_edges_c, or its SSE2 twin where it applies.
 inline void chroma_edges(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;
   uint8_t tc0[4];
-  for (int s = 0; s < 4; ++s) tc0[s] = bs[s] && bs[s] < 4 ? kTc0[e.index_a][bs[s] - 1] : 0;
+  const bool uniform = edge_tc0(bs, e, tc0);
 #if defined(__SSE2__)
-  const bool all4 = bs[0] == 4 && bs[1] == 4 && bs[2] == 4 && bs[3] == 4;
-  const bool none4 = bs[0] < 4 && bs[1] < 4 && bs[2] < 4 && bs[3] < 4;
-  if (all4 || none4) return deblock_chroma_edges_sse2(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
+  if (uniform) return deblock_chroma_edges_sse2(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
+#else
+  (void)uniform;
 #endif
   deblock_chroma_edges_c(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
 }

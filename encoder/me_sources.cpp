@@ -25,7 +25,7 @@ class RerankSource final : public IntegerCandidateSource {
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
     last_part_ = -1;
     const int mb = mb_y * mb_width_ + mb_x;
-    if (mb == mb_ && ref == ref_ && mb_cands_) return;  // every partition search calls it: same macroblock, same ref
+    if (mb == mb_ && ref == ref_ && mb_cands_) return;  // called again for the same macroblock and reference
     mb_ = mb;
     ref_ = ref;
     // (best()'s prefetch of the macroblock two ahead may touch a row still landing: DMA into host memory is

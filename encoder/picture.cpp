@@ -168,6 +168,15 @@ PictureParams plan_picture(const EncoderState& s, int n) {
   return pp;
 }
 
+// An object from a pool of recycled ones (recycle() left nothing of its last use attached), or a new one.
+template <typename T>
+std::shared_ptr<T> take_pooled(std::vector<std::shared_ptr<T>>& pool) {
+  if (pool.empty()) return std::make_shared<T>();
+  std::shared_ptr<T> t = std::move(pool.back());
+  pool.pop_back();
+  return t;
+}
+
 // Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
 // with s.mbs as its macroblock array; the reference list and counters are left to commit_picture.
 PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
@@ -196,14 +205,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   // Planes taken here, on this thread (the pool is the state's); build() reuses their memory when the size matches
   // and gives them a new serial, so nothing of their last picture survives.
   std::vector<std::shared_ptr<HalfpelPlanes>> planes_for(need_planes.size());
-  for (auto& pl : planes_for) {
-    if (!s.free_planes.empty()) {
-      pl = std::move(s.free_planes.back());
-      s.free_planes.pop_back();
-    } else {
-      pl = std::make_shared<HalfpelPlanes>();
-    }
-  }
+  for (auto& pl : planes_for) pl = take_pooled(s.free_planes);
   auto build_planes = [&s, need_planes, planes_for] {
     for (size_t i = 0; i < need_planes.size(); ++i) {
       build_halfpel_planes(need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
@@ -235,14 +237,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
   }
 
-  std::shared_ptr<Frame> rec;
-  if (!s.free_frames.empty()) {  // a picture that left the reference list: its memory, none of its content
-    rec = std::move(s.free_frames.back());
-    s.free_frames.pop_back();
-    rec->halfpel.reset();
-  } else {
-    rec = std::make_shared<Frame>();
-  }
+  std::shared_ptr<Frame> rec = take_pooled(s.free_frames);  // alloc() clears a recycled picture's samples
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
   rec->frame_num = pp.frame_num;
   rec->poc = pp.poc;
@@ -290,7 +285,8 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   return res;
 }
 
-// A picture leaving the reference list goes to the pools when nothing else holds it (s.rec, a held picture).
+// A picture leaving the reference list goes to the pools when nothing else holds it (s.rec, a held picture),
+// detached from its planes so a reused frame never carries the planes of its earlier content.
 void recycle(EncoderState& s, std::shared_ptr<Frame> f) {
   if (!f || f.use_count() != 1 || s.free_frames.size() >= 4) return;
   if (f->halfpel && f->halfpel.use_count() == 1 && s.free_planes.size() < 4)
