@@ -90,16 +90,54 @@ struct Candidate {
 // vector the macroblock loop chose; their distortions (SAD or JM SATD of the partition against the 8.4.2.2.1
 // interpolation) do not depend on the predictor, only the choice among them does. The picture-level search can
 // therefore compute them ahead, for the candidates the loop is most likely to choose, the first `subpel_ranks` of
-// each list: index (oy + 3) * 7 + (ox + 3) for quarter-pel offsets ox, oy in [-3, 3]. The loop uses a table only
-// when the vector it chose is one of those candidates and the metric is the table's; otherwise it computes as
+// each list: offset index (oy + 3) * 7 + (ox + 3) for quarter-pel offsets ox, oy in [-3, 3]. The loop uses a table
+// only when the vector it chose is one of those candidates and the metric is the table's; otherwise it computes as
 // before. Same values, same decisions, same stream.
 constexpr int kSubpelOffsets = 49;
-inline int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 3); }
+constexpr int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 3); }
 
-struct SubpelTable {                                 // one per (ref, mb, rank)
-  uint32_t d16x16[kSubpelOffsets];                   // partition 0 (16x16): JM SATD up to 16 * 8160
-  uint16_t d[kNumPartitions - 1][kSubpelOffsets];    // partitions 1..40: at most 8 blocks of 4x4, < 65536
-  uint32_t at(int part, int offset_index) const { return part == 0 ? d16x16[offset_index] : d[part - 1][offset_index]; }
+// Where each offset sits in a table row. A row is read by one refinement: its 9 half-pel offsets, then the 8
+// quarter-pel offsets around the half-pel winner. Rows are 64 slots (two cache lines of 16-bit entries), in this
+// order: slots 0-8 the half-pel offsets in the refinement's (JM's spiral) order, 9-16 the quarter-pel ring around
+// the centre, then the rings around the half-pel winners (-2, 0), (2, 0) and (0, -2) (5 new offsets each): the
+// first line alone serves a refinement whose half-pel winner is one of those four (90 % of them on megamind 640x480,
+// 83 % at 352x288: the centre wins 78 % / 59 %), so the macroblock loop prefetches one line per candidate instead of
+// a whole 98-byte row (doc/GPU.md, "Sub-pel tables"). The other 17 offsets fill slots 32-48; 49-63 are padding.
+constexpr int kSubpelRowSlots = 64;
+struct SubpelSlotMap {
+  int8_t slot_of_offset[kSubpelOffsets];
+  int8_t offset_of_slot[kSubpelRowSlots];  // -1: padding
+};
+constexpr SubpelSlotMap make_subpel_slot_map() {
+  // Quarter-pel (ox, oy) in slot order.
+  constexpr int8_t kOrder[kSubpelOffsets][2] = {
+      {0, 0},   {0, -2},  {0, 2},   {-2, -2}, {2, -2},  {-2, 0},  {2, 0},   {-2, 2},  {2, 2},    // half pel
+      {0, -1},  {0, 1},   {-1, -1}, {1, -1},  {-1, 0},  {1, 0},   {-1, 1},  {1, 1},              // ring of (0, 0)
+      {-3, -1}, {-3, 0},  {-3, 1},  {-2, -1}, {-2, 1},                                           // ring of (-2, 0)
+      {3, -1},  {3, 0},   {3, 1},   {2, -1},  {2, 1},                                            // ring of (2, 0)
+      {-1, -3}, {0, -3},  {1, -3},  {-1, -2}, {1, -2},                                           // ring of (0, -2)
+      {-1, 3},  {0, 3},   {1, 3},   {-1, 2},  {1, 2},                                            // ring of (0, 2)
+      {-3, -3}, {-2, -3}, {-3, -2}, {3, -3},  {2, -3},  {3, -2},                                 // corner rings
+      {-3, 3},  {-2, 3},  {-3, 2},  {3, 3},   {2, 3},   {3, 2}};
+  SubpelSlotMap m{};
+  for (int s = 0; s < kSubpelRowSlots; ++s) m.offset_of_slot[s] = -1;
+  for (int s = 0; s < kSubpelOffsets; ++s) {
+    const int oi = subpel_offset_index(kOrder[s][0], kOrder[s][1]);
+    m.slot_of_offset[oi] = static_cast<int8_t>(s);
+    m.offset_of_slot[s] = static_cast<int8_t>(oi);
+  }
+  return m;
+}
+inline constexpr SubpelSlotMap kSubpelSlots = make_subpel_slot_map();
+constexpr int subpel_slot(int ox, int oy) { return kSubpelSlots.slot_of_offset[subpel_offset_index(ox, oy)]; }
+
+struct alignas(128) SubpelTable {                    // one per (ref, mb, rank): 5376 bytes, rows 128-byte aligned
+  uint32_t d16x16[kSubpelRowSlots];                  // partition 0 (16x16): JM SATD up to 16 * 8160
+  uint16_t d[kNumPartitions - 1][kSubpelRowSlots];   // partitions 1..40: at most 8 blocks of 4x4, < 65536
+  uint32_t at(int part, int offset_index) const {
+    const int s = kSubpelSlots.slot_of_offset[offset_index];
+    return part == 0 ? d16x16[s] : d[part - 1][s];
+  }
 };
 
 // ---- Picture-level search (GPU and its twin) -------------------------------------------------------------

@@ -63,37 +63,26 @@ class RerankSource final : public IntegerCandidateSource {
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
-    // The same holds for the sub-pel tables (4 KB per macroblock and rank, read by the refinement right after this
-    // query): the partition's row, 98 or 196 bytes, of the first kPrefetchRanks ranks is fetched ahead too, exactly
-    // the cache lines it spans. (Rank 0 alone left the first table read of a refinement as its hottest instruction
-    // in perf, a quarter of the refinements choosing a later rank; all 8 ranks, three lines each, stalled on the
-    // line-fill buffers instead. Ranks 0-3 serve about 91 % of the refinements, doc/GPU.md.)
-    // (Straight-line prefetches: the first, a loop over each row's lines, cost ~80 instructions per query in
-    // callgrind, half of best()'s own work.)
+    // The same holds for the sub-pel tables (5 KB per macroblock and rank), read by the refinement right after this
+    // query: the first line of the partition's row (slots 0-31: what 83-90 % of refinements read, me_interface.h)
+    // for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). The row's second line is the
+    // other half of its 128-byte-aligned pair, which the L2's adjacent-line prefetcher brings along where it runs.
+    // (With 98-byte rows, 2.5 lines each, four ranks cost ten prefetches per query and stalled on the line-fill
+    // buffers; rank 0 alone left a quarter of the refinements choosing a later rank to a miss, doc/GPU.md.)
     if (ahead_cands_) {
       const char* ahead = reinterpret_cast<const char*>(ahead_cands_ + part * k_max);
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
       if (const SubpelTable* t = ahead_tables_) {
-        // A 98-byte row spans at most 3 lines: its first byte, +64 and its last byte touch each of them. The 196-byte
-        // 16x16 row needs +128 as well.
         const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
-        const size_t last = part == 0 ? sizeof t->d16x16 - 1 : sizeof t->d[0] - 1;
-        auto fetch_row = [row, last, part](int k) {
-          const char* r = row + k * sizeof(SubpelTable);
-          __builtin_prefetch(r);
-          __builtin_prefetch(r + 64);
-          __builtin_prefetch(r + last);
-          if (part == 0) __builtin_prefetch(r + 128);
-        };
         if (cands_.subpel_ranks >= kPrefetchRanks) {  // the usual case, unrolled
-          fetch_row(0);
-          fetch_row(1);
-          fetch_row(2);
-          fetch_row(3);
+          for (int k = 0; k < kPrefetchRanks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         } else {
-          for (int k = 0; k < cands_.subpel_ranks; ++k) fetch_row(k);
+          for (int k = 0; k < cands_.subpel_ranks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         }
+        if (part == 0)  // the 16x16 row's first 32 slots take two lines
+          for (int k = 0; k < cands_.subpel_ranks && k < kPrefetchRanks; ++k)
+            __builtin_prefetch(row + 64 + k * sizeof(SubpelTable));
       }
     }
     last_part_ = part;
@@ -121,7 +110,13 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
  private:
-  static constexpr int kPrefetchRanks = 4;
+  // Ranks whose first table line best() prefetches: 8 (every rank of the default GPUTopK) measured best on the
+  // development VM with 128-byte rows (doc/GPU.md); a build may set another for comparisons.
+#ifdef GME_SUBPEL_PREFETCH_RANKS
+  static constexpr int kPrefetchRanks = GME_SUBPEL_PREFETCH_RANKS;
+#else
+  static constexpr int kPrefetchRanks = 8;
+#endif
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
   std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor

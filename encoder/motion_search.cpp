@@ -170,17 +170,35 @@ void refine(const Candidate& ic, MV pred, const MotionSearchParams& p, MotionRes
   res.cost = min_cost;
 }
 
+// The table slots (me_interface.h, kSubpelSlots) of the quarter-pel stage's 9 positions, in kSpiral order, for
+// each half-pel winner h (kSpiral index): offsets (2 kSpiral[h] + kSpiral[pos]).
+struct QuarterSlots {
+  int8_t slot[9][9];
+  constexpr QuarterSlots() : slot() {
+    for (int h = 0; h < 9; ++h)
+      for (int pos = 0; pos < 9; ++pos)
+        slot[h][pos] = static_cast<int8_t>(
+            subpel_slot(2 * kSpiral[h][0] + kSpiral[pos][0], 2 * kSpiral[h][1] + kSpiral[pos][1]));
+  }
+};
+constexpr QuarterSlots kQuarterSlots{};
+// The half-pel stage's positions are the table's first 9 slots, in the same order.
+static_assert(subpel_slot(0, 0) == 0 && subpel_slot(0, -2) == 1 && subpel_slot(0, 2) == 2 &&
+                  subpel_slot(-2, -2) == 3 && subpel_slot(2, -2) == 4 && subpel_slot(-2, 0) == 5 &&
+                  subpel_slot(2, 0) == 6 && subpel_slot(-2, 2) == 7 && subpel_slot(2, 2) == 8,
+              "half-pel slots follow kSpiral");
+
 // refine() for the usual case of the GPU run, one table serving both stages (the metrics agree), written out: every
-// position's cost is formed and the minimum taken without branches on the data; the 9 + 9 table indices are
-// constants (half pel) or one base plus constants (quarter pel). Same positions, costs and order as refine() (tests:
-// MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix). d: the partition's
-// 49 distortions, index (oy + 3) * 7 + ox + 3 (subpel_offset_index).
+// position's cost is formed and the minimum taken without branches on the data; the half-pel stage reads slots 0-8,
+// the quarter-pel stage the 9 slots kQuarterSlots gives for the half-pel winner. Same positions, costs and order as
+// refine() (tests: MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix).
+// d: the partition's table row (SubpelTable).
 template <typename T>
 void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res) {
   const bool start_hp = p.hpel_metric == 0;
   const bool start_qp = p.hpel_metric == p.qpel_metric;
   const int dx = ic.mv.x - pred.x, dy = ic.mv.y - pred.y;
-  auto D = [d](int i) { return static_cast<int64_t>(d[i]) << kLambdaBits; };
+  auto D = [d](int slot) { return static_cast<int64_t>(d[slot]) << kLambdaBits; };
   int64_t min_cost = start_hp ? res.cost : INT64_MAX;
   int best = 0;
   auto take = [&min_cost, &best](int64_t cost, int pos) {
@@ -188,26 +206,26 @@ void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchPa
     min_cost = lower ? cost : min_cost;
     best = lower ? pos : best;
   };
-  // Half pel: offsets (2i, 2j), table index 24 + 14j + 2i; positions in kSpiral order.
+  // Half pel: offsets (2i, 2j) in kSpiral order = slots 0..8.
   const int64_t lh = p.lambda_factor_hpel;
   const int64_t hx0 = lh * se_bits(dx - 2), hx1 = lh * se_bits(dx), hx2 = lh * se_bits(dx + 2);
   const int64_t hy0 = lh * se_bits(dy - 2), hy1 = lh * se_bits(dy), hy2 = lh * se_bits(dy + 2);
   if (!start_hp) {
-    int64_t c = hx1 + hy1 + D(24);
+    int64_t c = hx1 + hy1 + D(0);
     if (p.zero_mv_bonus && ic.mv == MV(0, 0)) c -= lh * 16;
     take(c, 0);
   }
-  take(hx1 + hy0 + D(10), 1);
-  take(hx1 + hy2 + D(38), 2);
-  take(hx0 + hy0 + D(8), 3);
-  take(hx2 + hy0 + D(12), 4);
-  take(hx0 + hy1 + D(22), 5);
-  take(hx2 + hy1 + D(26), 6);
-  take(hx0 + hy2 + D(36), 7);
-  take(hx2 + hy2 + D(40), 8);
+  take(hx1 + hy0 + D(1), 1);
+  take(hx1 + hy2 + D(2), 2);
+  take(hx0 + hy0 + D(3), 3);
+  take(hx2 + hy0 + D(4), 4);
+  take(hx0 + hy1 + D(5), 5);
+  take(hx2 + hy1 + D(6), 6);
+  take(hx0 + hy2 + D(7), 7);
+  take(hx2 + hy2 + D(8), 8);
   const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
-  // Quarter pel around (hx, hy): table index base + 7j + i.
-  const int base = 24 + 7 * hy + hx;
+  // Quarter pel around (hx, hy), positions in kSpiral order.
+  const int8_t* q = kQuarterSlots.slot[best];
   const int64_t lq = p.lambda_factor_qpel;
   const int qdx = dx + hx, qdy = dy + hy;
   const int64_t qx0 = lq * se_bits(qdx - 1), qx1 = lq * se_bits(qdx), qx2 = lq * se_bits(qdx + 1);
@@ -215,16 +233,16 @@ void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchPa
   best = 0;
   if (!start_qp) {
     min_cost = INT64_MAX;
-    take(qx1 + qy1 + D(base), 0);
+    take(qx1 + qy1 + D(q[0]), 0);
   }
-  take(qx1 + qy0 + D(base - 7), 1);
-  take(qx1 + qy2 + D(base + 7), 2);
-  take(qx0 + qy0 + D(base - 8), 3);
-  take(qx2 + qy0 + D(base - 6), 4);
-  take(qx0 + qy1 + D(base - 1), 5);
-  take(qx2 + qy1 + D(base + 1), 6);
-  take(qx0 + qy2 + D(base + 6), 7);
-  take(qx2 + qy2 + D(base + 8), 8);
+  take(qx1 + qy0 + D(q[1]), 1);
+  take(qx1 + qy2 + D(q[2]), 2);
+  take(qx0 + qy0 + D(q[3]), 3);
+  take(qx2 + qy0 + D(q[4]), 4);
+  take(qx0 + qy1 + D(q[5]), 5);
+  take(qx2 + qy1 + D(q[6]), 6);
+  take(qx0 + qy2 + D(q[7]), 7);
+  take(qx2 + qy2 + D(q[8]), 8);
   res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
 }

@@ -27,6 +27,7 @@
 #define __device__
 #define __forceinline__ inline
 #define __shared__
+#define __constant__
 #define __align__(n)
 #define __launch_bounds__(threads, blocks)
 

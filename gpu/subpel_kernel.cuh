@@ -27,6 +27,9 @@ namespace {
 #define GME_SUBPEL_UNROLL
 #endif
 
+// The table's row order (me_interface.h, kSubpelSlots) where the device can read it.
+__constant__ SubpelSlotMap c_subpel_slots = kSubpelSlots;
+
 constexpr int kSubpelThreads = 256;
 constexpr int kSubpelTasks = 7 * 16;  // partition level x 4x4 block
 constexpr int kSubpelRaw = 10;        // integer samples per side: X-3 .. X+6 around the block at X
@@ -253,17 +256,21 @@ GME_SUBPEL_UNROLL
   }
   __syncthreads();
 
-  // 4. Partition sums, in the table's layout.
+  // 4. Partition sums, in the table's layout: one thread per (partition, row slot), so a warp writes consecutive
+  //    slots of a row; padding slots get 0 (every byte that travels to the host was written).
   SubpelTable& out = a.out[static_cast<size_t>(mb) * a.ranks + rank];
-  for (int i = tid; i < kNumPartitions * kSubpelOffsets; i += kSubpelThreads) {
-    const int part = i / kSubpelOffsets, oi = i % kSubpelOffsets;
-    const int level = subpel_level_of(part);
+  for (int i = tid; i < kNumPartitions * kSubpelRowSlots; i += kSubpelThreads) {
+    const int part = i / kSubpelRowSlots, slot = i % kSubpelRowSlots;
+    const int oi = c_subpel_slots.offset_of_slot[slot];
     uint32_t sum = 0;
-    for (int blk = 0; blk < 16; ++blk)
-      if (subpel_partition_of(level, blk & 3, blk >> 2) == part)
-        sum += s_res[s_alias[level * 16 + blk] * kSubpelOffsets + oi];
-    if (part == 0) out.d16x16[oi] = sum;
-    else out.d[part - 1][oi] = static_cast<uint16_t>(sum);
+    if (oi >= 0) {
+      const int level = subpel_level_of(part);
+      for (int blk = 0; blk < 16; ++blk)
+        if (subpel_partition_of(level, blk & 3, blk >> 2) == part)
+          sum += s_res[s_alias[level * 16 + blk] * kSubpelOffsets + oi];
+    }
+    if (part == 0) out.d16x16[slot] = sum;
+    else out.d[part - 1][slot] = static_cast<uint16_t>(sum);
   }
 }
 

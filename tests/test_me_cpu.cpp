@@ -7,7 +7,9 @@
 #include <algorithm>
 
 #include <climits>
+#include <cstddef>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "common/frame.h"
@@ -647,8 +649,8 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
     for (int oy = -3; oy <= 3; ++oy)
       for (int ox = -3; ox <= 3; ++ox) {
         const int d = 1000 * (std::abs(ox - 3) + std::abs(oy + 1));
-        t.d16x16[subpel_offset_index(ox, oy)] = static_cast<uint32_t>(d);
-        for (auto& row : t.d) row[subpel_offset_index(ox, oy)] = static_cast<uint16_t>(d);
+        t.d16x16[subpel_slot(ox, oy)] = static_cast<uint32_t>(d);
+        for (auto& row : t.d) row[subpel_slot(ox, oy)] = static_cast<uint16_t>(d);
       }
   auto src = make_rerank_source(cands, 3, kL);
   const MotionSearchParams p{kL, kL, kL, 2, 2, false};
@@ -659,6 +661,30 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
         motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, pixel_best());
     EXPECT_EQ(r.mv, MV(ic.mv.x + 3, ic.mv.y - 1)) << "part " << part;
   }
+}
+
+// The table row order (me_interface.h kSubpelSlots): a permutation of the 49 offsets over slots 0..48 (49..63
+// padding), the half-pel stage's 9 positions first, and the first cache line (32 16-bit slots) holding every offset
+// a refinement reads when its half-pel winner is (0,0), (0,-2), (-2,0) or (2,0).
+TEST(SubpelSlots, PermutationWithTheCommonRefinementsInTheFirstLine) {
+  std::vector<int> seen(kSubpelRowSlots, 0);
+  for (int oi = 0; oi < kSubpelOffsets; ++oi) {
+    const int s = kSubpelSlots.slot_of_offset[oi];
+    ASSERT_GE(s, 0);
+    ASSERT_LT(s, kSubpelOffsets);
+    ++seen[s];
+    EXPECT_EQ(kSubpelSlots.offset_of_slot[s], oi);
+  }
+  for (int s = 0; s < kSubpelOffsets; ++s) EXPECT_EQ(seen[s], 1) << "slot " << s;
+  for (int s = kSubpelOffsets; s < kSubpelRowSlots; ++s) EXPECT_EQ(kSubpelSlots.offset_of_slot[s], -1);
+  for (int hy = -2; hy <= 2; hy += 2)
+    for (int hx = -2; hx <= 2; hx += 2) EXPECT_LT(subpel_slot(hx, hy), 9) << hx << "," << hy;
+  for (const auto& h : {std::pair<int, int>{0, 0}, {0, -2}, {-2, 0}, {2, 0}})
+    for (int qy = -1; qy <= 1; ++qy)
+      for (int qx = -1; qx <= 1; ++qx)
+        EXPECT_LT(subpel_slot(h.first + qx, h.second + qy), 32) << h.first + qx << "," << h.second + qy;
+  EXPECT_EQ(sizeof(SubpelTable) % 128, 0u);
+  EXPECT_EQ(offsetof(SubpelTable, d) % 128, 0u);
 }
 
 }  // namespace
