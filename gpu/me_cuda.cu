@@ -95,11 +95,15 @@ class PinnedBuffer {
   void reserve(size_t n) {
     if (n <= size_) return;
     release();
-    if (n >= kHugeMin && map_huge(n)) return;
-    CUDA_CHECK(cudaMallocHost(&p_, n));
-    size_ = n;
+    if (n < kHugeMin || !map_huge(n)) {
+      CUDA_CHECK(cudaMallocHost(&p_, n));
+      size_ = n;
+    }
+    // Page-locked memory is mapped into the device's address space (unified addressing): kernels can write it.
+    CUDA_CHECK(cudaHostGetDevicePointer(&device_, p_, 0));
   }
   template <typename T> T* as() const { return static_cast<T*>(p_); }
+  template <typename T> T* device_as() const { return static_cast<T*>(device_); }
 
  private:
   static constexpr size_t kHugePage = size_t{2} << 20;
@@ -138,10 +142,11 @@ class PinnedBuffer {
     } else if (p_) {
       cudaFreeHost(p_);
     }
-    p_ = map_ = nullptr;
+    p_ = map_ = device_ = nullptr;
     size_ = map_len_ = 0;
   }
   void* p_ = nullptr;
+  void* device_ = nullptr;  // p_ as kernels address it
   size_t size_ = 0;
   void* map_ = nullptr;  // the mmap'd region holding p_ (huge-page buffers), or nullptr (cudaMallocHost)
   size_t map_len_ = 0;
@@ -228,6 +233,7 @@ class CudaSearch final : public GpuPictureSearch {
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }
   void set_pipelined(bool on) override { pipelined_ = on; }
+  void set_direct_candidates(bool on) override { direct_ = on; }
   int wait_rows(int rows) override;
 
  private:
@@ -270,6 +276,7 @@ class CudaSearch final : public GpuPictureSearch {
   std::string name_, desc_;
   double peak_ = 0;
   bool pipelined_ = true;
+  bool direct_ = true;  // kernels write the host's candidates themselves (no download per band)
   Stream copy_;
   Stream compute_[kStreams];
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
@@ -533,14 +540,17 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       a.pred = d_params_.as<short2>() + n + static_cast<size_t>(l.ref) * num_mbs;
       a.order = d_order_.as<uint32_t>();
       a.out = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
+      a.out_host = direct_ ? h_out_.device_as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb : nullptr;
       const int blocks = (row1 - row0) * req.mb_width;
       kKernels[k - 1]<<<blocks, kThreads, g.smem, st>>>(a);
       CUDA_CHECK_LAUNCH("integer_search_kernel");
       if (pipelined_) {
         CUDA_CHECK(cudaEventRecord(pool_event(kernel_ev_, next).get(), st));
-        const size_t off = (static_cast<size_t>(l.ref) * num_mbs + a.mb_first) * per_mb * sizeof(Candidate);
-        CUDA_CHECK(cudaMemcpyAsync(h_out_.as<uint8_t>() + off, d_out_.as<uint8_t>() + off,
-                                   blocks * per_mb * sizeof(Candidate), cudaMemcpyDeviceToHost, st));
+        if (!direct_) {
+          const size_t off = (static_cast<size_t>(l.ref) * num_mbs + a.mb_first) * per_mb * sizeof(Candidate);
+          CUDA_CHECK(cudaMemcpyAsync(h_out_.as<uint8_t>() + off, d_out_.as<uint8_t>() + off,
+                                     blocks * per_mb * sizeof(Candidate), cudaMemcpyDeviceToHost, st));
+        }
         CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, next).get(), st));
       }
     }
@@ -626,7 +636,8 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   } else {
     cudaStream_t st = compute_[0].get();
     CUDA_CHECK(cudaEventRecord(ev_kernel_end_.get(), st));
-    CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
+    if (!direct_)
+      CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
     if (tables)
       for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, st);
     CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, 0).get(), st));

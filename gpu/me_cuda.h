@@ -29,6 +29,10 @@ class GpuPictureSearch : public PictureIntegerSearch {
   // On (default): uploads, kernels and downloads overlap band by band. Off: one kernel per reference after all
   // uploads, so last_timing().kernel_ms is the kernels alone. Results are identical either way.
   virtual void set_pipelined(bool on) = 0;
+  // On (default): each kernel writes its candidates into the page-locked host buffer itself, as well as into
+  // device memory (which the sub-pel table kernel reads), so no band waits for a download. Off: one download per
+  // band on the copy engine. Results are identical either way.
+  virtual void set_direct_candidates(bool on) = 0;
 };
 
 // Opens CUDA device `device`. Returns nullptr and sets *why (one line) if it is not usable. Never throws.

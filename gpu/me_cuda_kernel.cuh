@@ -65,7 +65,8 @@ constexpr int kQueueBytes = kQueueCap * kThreads * 2;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
-static_assert(kNumPartitions * kSlices * kGpuMaxTopK * 8 <= kSadBytes, "merge lists reuse the SAD buffer");
+static_assert(kNumPartitions * (kSlices + 1) * kGpuMaxTopK * 8 <= kSadBytes,
+              "merge lists and the staged output reuse the SAD buffer");
 static_assert(kPenSlots - kBatch <= kThreads, "one thread per padding slot");
 static_assert(kLambdaBits + kSpiralBits == 33, "stage 2 screens on key >> 33 = penalty >> 33 + SAD");
 static_assert(sizeof(Candidate) == 8 && offsetof(Candidate, sad) == 4, "kernel writes Candidate as uint2");
@@ -127,6 +128,8 @@ struct KernelArgs {
   const short2* pred;
   const uint32_t* order;     // step_order_table(range): kOrderWords words per batch
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
+  uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
+                             // straight over PCIe, so the host needs no download of its own
 };
 
 // The fields of a launch's arguments that follow from the request and the geometry; the caller sets the picture,
@@ -480,12 +483,16 @@ GME_UNROLL
     for (int i = 0; i < K; ++i) s_merge[(part * kSlices + slice) * K + i] = best[i];
   }
   __syncthreads();
+  // The block's 41 x K candidates are staged in shared memory (after the merge lists) and written out together:
+  // consecutive threads write consecutive 16-byte pieces, so a warp store is 512 contiguous bytes (one partition
+  // per thread, K x 8 bytes apart, would make 8-byte pieces: 41 x K separate transactions, which over PCIe to a
+  // host buffer cost far more than the kernel).
+  uint2* s_out = reinterpret_cast<uint2*>(smem + kNumPartitions * kSlices * K * 8);
   if (tid < kNumPartitions) {
     uint64_t fin[K];
 GME_UNROLL
     for (int i = 0; i < K; ++i) fin[i] = ~0ull;
     for (int j = 0; j < kSlices * K; ++j) insert_key<K>(fin, s_merge[tid * kSlices * K + j]);
-    uint2* out = a.out + (static_cast<size_t>(mb) * kNumPartitions + tid) * K;
 GME_UNROLL
     for (int i = 0; i < K; ++i) {
       int dx, dy;
@@ -494,7 +501,23 @@ GME_UNROLL
       const uint64_t pen =
           static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(se_bits_dev(mvx - pred.x) + se_bits_dev(mvy - pred.y));
       const uint32_t sad = static_cast<uint32_t>(((fin[i] >> kSpiralBits) - pen) >> kLambdaBits);
-      out[i] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
+      s_out[tid * K + i] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
+    }
+  }
+  __syncthreads();
+  const size_t first = static_cast<size_t>(mb) * kNumPartitions * K;  // this block's first candidate
+  if constexpr (K % 2 == 0) {  // 41 K candidates = 41 K / 2 aligned 16-byte pieces (first is even)
+    const uint4* src = reinterpret_cast<const uint4*>(s_out);
+    for (int i = tid; i < kNumPartitions * K / 2; i += kThreads) {
+      const uint4 v = src[i];
+      reinterpret_cast<uint4*>(a.out + first)[i] = v;
+      if (a.out_host) reinterpret_cast<uint4*>(a.out_host + first)[i] = v;
+    }
+  } else {
+    for (int i = tid; i < kNumPartitions * K; i += kThreads) {
+      const uint2 v = s_out[i];
+      a.out[first + i] = v;
+      if (a.out_host) a.out_host[first + i] = v;
     }
   }
 }

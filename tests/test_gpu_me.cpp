@@ -139,8 +139,12 @@ void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
     a.pred = pred.data();
     a.order = order.data();
     a.out = res.data();
+    // The second copy the kernel writes for the host (direct candidates): poisoned, and it must equal the first.
+    std::vector<uint2> host(res.size(), uint2{0xA5A5A5A5u, 0xA5A5A5A5u});
+    a.out_host = host.data();
     ASSERT_LE(g.smem, kEmuSmemBytes);
     emulate_launch_k(req.top_k, a, num_mbs);
+    ASSERT_EQ(std::memcmp(host.data(), res.data(), res.size() * sizeof(uint2)), 0) << "host copy differs";
     for (int mb = 0; mb < num_mbs; ++mb)
       for (int p = 0; p < kNumPartitions; ++p)
         for (int i = 0; i < req.top_k; ++i) {
@@ -641,6 +645,28 @@ TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
   search_->wait_rows(b.req.mb_height);
   twin_.search(b.req, wb);
   EXPECT_TRUE(same_candidates(gb, wb)) << describe(b.req);
+}
+
+TEST_F(GpuMeCuda, DownloadedCandidatesMatchTwin) {
+  // set_direct_candidates(false): one download per band instead of the kernels writing the host buffer; pipelined
+  // and sequential, copied and zero-copy answers, with tables.
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  gpu->set_direct_candidates(false);
+  std::mt19937 rng(1234);
+  for (bool pipelined : {true, false})
+    for (int k : {1, 5, 8}) {
+      gpu->set_pipelined(pipelined);
+      Scene s = make_scene(9, 7, 1 + k % 2, 16, k, rng);
+      s.req.zero_copy = k != 5;
+      s.req.subpel_metric = 2;
+      s.req.subpel_ranks = 1;
+      PictureCandidates got, want;
+      search_->search(s.req, got);
+      twin_.search(s.req, want);
+      EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
+      EXPECT_TRUE(same_tables(got.subpel_at(0, 0, 0), want.subpel.data(), want.subpel.size())) << describe(s.req);
+    }
 }
 
 TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {
