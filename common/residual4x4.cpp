@@ -33,6 +33,12 @@ const Residual4x4Funcs kRef = {fwd_c, inv_c, "c"};
 
 }  // namespace
 
+void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int dst_stride) {
+  const int r = (dc + 32) >> 6;
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) dst[y * dst_stride + x] = clip_pixel(pred[y * pred_stride + x] + r);
+}
+
 const Residual4x4Funcs& residual4x4_ref() { return kRef; }
 
 int residual4x4_variants(const Residual4x4Funcs** out, int max) {

@@ -25,6 +25,11 @@ struct Residual4x4Funcs {
   const char* name;
 };
 
+// The inverse of a block whose only coefficient is its (already dequantised) DC: the inverse transform (8.5.12)
+// gives every sample (dc + 32) >> 6, so dst = clip(pred + (dc + 32) >> 6). Equal to inv() with all levels 0 and
+// *dc = dc (tests/test_residual4x4.cpp).
+void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int dst_stride);
+
 const Residual4x4Funcs& residual4x4_ref();
 const Residual4x4Funcs& residual4x4_best();
 // All variants that run on this CPU, reference first. Returns the count.

@@ -440,10 +440,9 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
     } else {
       cand[best].mb.to_coding(out);
       code_inter_candidate(c, out);
-      if (is_skip_equivalent(out, skip)) {  // md_low.c: 16x16 without residual on the skip vector
-        skip.to_coding(out);
-        code_inter_candidate(c, out);
-      }
+      // md_low.c: 16x16 without residual on the skip vector is coded as P_Skip. Its prediction (reference 0, the
+      // same vector) and hence its reconstruction are the 16x16's, already in the picture: only the syntax changes.
+      if (is_skip_equivalent(out, skip)) skip.to_coding(out);
     }
     coding_s = stage_clock_seconds() - t_code;
     result = min_cost;

@@ -154,12 +154,16 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
     dequant_dc2x2(mb.chroma_dc[comp], c.qp_c, dcC);
     uint8_t* rec = rec_chroma(c, comp);
     const int rs = c.rec->plane[1 + comp].stride;
-    // cbp_c < 2 means every AC level is 0 (never quantised to non-zero, or dropped by the threshold), so
-    // dequantising them is the same as skipping it.
+    // cbp_c < 2 means every AC level is 0 (never quantised to non-zero, or dropped by the threshold): a block's
+    // only coefficient is then its DC, which the inverse transform spreads evenly (add_dc4x4). Most inter
+    // macroblocks have no chroma residual at all at QP 28-40, and the full inverse of their 8 blocks was a third
+    // of the macroblock's coding.
     for (int b = 0; b < 4; ++b) {
       const int bx = b & 1, by = b >> 1;
-      r4().inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], pred[comp] + 4 * bx + 32 * by, 8,
-               rec + 4 * bx + 4 * by * rs, rs);
+      const uint8_t* p = pred[comp] + 4 * bx + 32 * by;
+      uint8_t* d = rec + 4 * bx + 4 * by * rs;
+      if (cbp_c == 2) r4().inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], p, 8, d, rs);
+      else add_dc4x4(p, 8, dcC[b], d, rs);
     }
   }
 }

@@ -75,7 +75,8 @@ class RerankSource final : public IntegerCandidateSource {
       __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
       if (const SubpelTable* t = ahead_tables_) {
         const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
-        if (cands_.subpel_ranks >= kPrefetchRanks) {  // the usual case, unrolled
+        if (cands_.subpel_ranks >= kPrefetchRanks) {  // the usual case, unrolled (a loop cost 4 instructions a line)
+#pragma GCC unroll 16
           for (int k = 0; k < kPrefetchRanks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         } else {
           for (int k = 0; k < cands_.subpel_ranks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));

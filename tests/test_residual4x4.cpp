@@ -99,5 +99,27 @@ TEST(Residual4x4, ReferenceKnownValues) {
   for (uint8_t p : rec) EXPECT_EQ(p, 100);
 }
 
+// add_dc4x4 is the inverse of a block whose levels are all 0 with only the DC given (chroma without AC levels):
+// the same samples as every variant's inv() for random and extreme predictions and the whole range of DCs a
+// dequantised chroma DC can take (and beyond, for the clipping).
+TEST(Residual4x4, DcOnlyInverseMatchesTheTransform) {
+  const auto v = variants();
+  std::mt19937 rng(77);
+  const int zero[16] = {};
+  std::vector<uint8_t> pred(4 * 13), out(4 * 21), want(4 * 21);
+  for (int rep = 0; rep < 20000; ++rep) {
+    for (uint8_t& p : pred) p = sample(rng, rep % 5, rep & 1);
+    const int dc = rep < 2000 ? rep - 1000 : static_cast<int>(rng() % 131072) - 65536;
+    const int qp = rep % 52;
+    for (const Residual4x4Funcs* f : v) {
+      f->inv(zero, qp, 1, &dc, pred.data(), 13, want.data(), 21);
+      add_dc4x4(pred.data(), 13, dc, out.data(), 21);
+      for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 4; ++x)
+          ASSERT_EQ(out[y * 21 + x], want[y * 21 + x]) << f->name << " dc " << dc << " at " << x << "," << y;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gme
