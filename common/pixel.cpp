@@ -53,9 +53,10 @@ void sad_4x4_x16_c(const uint8_t* cur, int cs, const uint8_t* ref, int rs, uint3
     out[i] = sad_c<4, 4>(cur + (i >> 2) * 4 * cs + (i & 3) * 4, cs, ref + (i >> 2) * 4 * rs + (i & 3) * 4, rs);
 }
 
-uint32_t hadamard_ac_16x16_c(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16]) {
+uint32_t hadamard_ac_16x16_c(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16], uint32_t budget) {
   uint32_t ac = 0;
   for (int blk = 0; blk < 16; ++blk) {
+    if ((blk & 3) == 0 && blk > 0 && ac >= budget) return ac;  // a row of four blocks done: over budget already
     const int bx = 4 * (blk & 3), by = 4 * (blk >> 2);
     int t[16];
     for (int y = 0; y < 4; ++y) {  // horizontal pass on the differences

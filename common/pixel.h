@@ -24,8 +24,12 @@ struct PixelFuncs {
   void (*sad_4x4_x16)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
   // First stage of JM's Intra16x16 SATD (distI16x16_satd) on a 16x16 block: each 4x4 block of a - b goes through
   // the 4x4 Hadamard with every coefficient halved (x >> 1, JM hadamard4x4). Returns the sum of |AC| over the 16
-  // blocks and writes each block's halved DC to dc[] (raster order of the 4x4 blocks).
-  uint32_t (*hadamard_ac_16x16)(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride, int dc[16]);
+  // blocks and writes each block's halved DC to dc[] (raster order of the 4x4 blocks). It stops after the first row
+  // of four blocks at which the sum so far reaches `budget` and returns that partial sum (then >= budget; dc[] of
+  // the rows not done is unset): a caller that rejects any mode costing budget or more needs no more than that.
+  // UINT32_MAX never stops.
+  uint32_t (*hadamard_ac_16x16)(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride, int dc[16],
+                                uint32_t budget);
   // SATD (as satd[kB4x4]) of one 4x4 source block against n predictions of 16 contiguous bytes each (stride 4):
   // the Intra4x4 decision scores all nine modes of a block against the same source.
   void (*satd_4x4_xn)(const uint8_t* src, int src_stride, const uint8_t* preds, int n, uint32_t* out);

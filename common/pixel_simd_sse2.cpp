@@ -168,10 +168,14 @@ void satd_4x4_xn_sse2(const uint8_t* src, int ss, const uint8_t* preds, int n, u
 // coefficient of the 2-D Hadamard is the same integer whichever pass goes first, so halving the raw outputs
 // (arithmetic shift) gives JM's values; |raw| <= 16 * 255 fits 16 bits. The DC of each block is lane 0 / lane 4
 // of the all-plus output; it is summed with the rest and subtracted again.
-uint32_t hadamard_ac_16x16_sse2(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16]) {
+uint32_t hadamard_ac_16x16_sse2(const uint8_t* a, int as, const uint8_t* b, int bs, int dc[16], uint32_t budget) {
   __m128i acc = _mm_setzero_si128();
   int dc_abs = 0;
-  for (int by = 0; by < 4; ++by)
+  for (int by = 0; by < 4; ++by) {
+    if (by > 0 && budget != UINT32_MAX) {  // a row of four blocks done: over budget already?
+      const uint32_t ac = hsum32(acc) - static_cast<uint32_t>(dc_abs);
+      if (ac >= budget) return ac;
+    }
     for (int half = 0; half < 2; ++half) {
       const uint8_t* pa = a + 4 * by * as + 8 * half;
       const uint8_t* pb = b + 4 * by * bs + 8 * half;
@@ -201,6 +205,7 @@ uint32_t hadamard_ac_16x16_sse2(const uint8_t* a, int as, const uint8_t* b, int 
       dc[4 * by + 2 * half + 1] = db;
       dc_abs += (da < 0 ? -da : da) + (db < 0 ? -db : db);
     }
+  }
   return hsum32(acc) - static_cast<uint32_t>(dc_abs);
 }
 

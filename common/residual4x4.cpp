@@ -1,5 +1,7 @@
 #include "common/residual4x4.h"
 
+#include <cstring>
+
 #include "common/quant.h"
 #include "common/residual4x4_simd.h"
 #include "common/transform.h"
@@ -35,6 +37,10 @@ const Residual4x4Funcs kRef = {fwd_c, inv_c, "c"};
 
 void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int dst_stride) {
   const int r = (dc + 32) >> 6;
+  if (r == 0) {  // the usual case (no chroma residual at all): the prediction itself
+    for (int y = 0; y < 4; ++y) std::memcpy(dst + y * dst_stride, pred + y * pred_stride, 4);
+    return;
+  }
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 4; ++x) dst[y * dst_stride + x] = clip_pixel(pred[y * pred_stride + x] + r);
 }

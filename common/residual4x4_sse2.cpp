@@ -96,13 +96,17 @@ int fwd_sse2(const uint8_t* src, int ss, const uint8_t* pred, int ps, int qp, in
   const __m128i f = _mm_set1_epi32(offset << (qbits - 11)), shift = _mm_cvtsi32_si128(qbits);
   const int16_t* q = tables().quant[qp % 6];
   const __m128i l0 = quant8(c0, load_a(q), f, shift), l1 = quant8(c1, load_a(q + 8), f, shift);
-  alignas(16) int16_t lv[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lv), l0);
-  _mm_store_si128(reinterpret_cast<__m128i*>(lv + 8), l1);
-  for (int k = 0; k < 16; ++k) levels_zz[k] = lv[kZigzag4x4[k]];
   const __m128i z = _mm_setzero_si128();
   unsigned nzmask = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(l0, z),
                                                                            _mm_cmpeq_epi16(l1, z)))) & 0xFFFFu;
+  if (nzmask == 0) {  // no level at all (most inter blocks at QP 28-40): no zig-zag gather
+    for (int k = 0; k < 16; k += 4) _mm_storeu_si128(reinterpret_cast<__m128i*>(levels_zz + k), z);
+  } else {
+    alignas(16) int16_t lv[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lv), l0);
+    _mm_store_si128(reinterpret_cast<__m128i*>(lv + 8), l1);
+    for (int k = 0; k < 16; ++k) levels_zz[k] = lv[kZigzag4x4[k]];
+  }
   if (first) {
     levels_zz[0] = 0;  // zig-zag position 0 is raster 0
     nzmask &= ~1u;

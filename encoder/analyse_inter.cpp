@@ -376,7 +376,9 @@ bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, Mb
   const bool try_i4 = !p.disable_intra4x4;
   const bool try_i16 = !p.disable_intra16x16 || p.disable_intra4x4;
   int mode16 = kI16DC;
-  const int64_t cost16 = try_i16 ? static_cast<int64_t>(decide_intra16x16_mode(c, &mode16)) : kMaxCost;
+  // Intra16x16 is only compared with the inter cost (below it? the smaller?), unless there is no inter candidate.
+  const int64_t bound16 = have_inter ? *min_cost : kMaxCost;
+  const int64_t cost16 = try_i16 ? static_cast<int64_t>(decide_intra16x16_mode(c, &mode16, bound16)) : kMaxCost;
   const int64_t bound4 = std::min(*min_cost, cost16);
   bool won = false;
   if (try_i4 && bound4 >= 0) {  // costs of intra modes are >= 0: a negative bound (skip cost) cannot be met

@@ -28,9 +28,12 @@ uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int a
 void jm_hadamard4x4(const int in[16], int out[16]) { fwd_hadamard4x4_dc(in, out); }
 
 // JM distI16x16_satd: sum of |AC| of every 4x4 Hadamard (coefficients halved) plus |Hadamard of the halved DCs|.
-uint64_t i16_satd(const PixelFuncs& px, const uint8_t* src, int ss, const uint8_t* pred) {
+// JM's Intra16x16 SATD; a result >= budget may be a partial sum (the AC alone of the first rows: see
+// PixelFuncs::hadamard_ac_16x16), since the DC part only adds to it.
+uint64_t i16_satd(const PixelFuncs& px, const uint8_t* src, int ss, const uint8_t* pred, uint32_t budget) {
   int dcs[16];
-  uint64_t cost = px.hadamard_ac_16x16(src, ss, pred, 16, dcs);
+  uint64_t cost = px.hadamard_ac_16x16(src, ss, pred, 16, dcs, budget);
+  if (cost >= budget) return cost;
   for (int& d : dcs) d >>= 1;
   int hd[16];
   jm_hadamard4x4(dcs, hd);
@@ -38,13 +41,14 @@ uint64_t i16_satd(const PixelFuncs& px, const uint8_t* src, int ss, const uint8_
   return cost;
 }
 
-uint64_t i16_distortion(const MbContext& c, const uint8_t* pred) {
+// The mode's distortion, or (SATD) any value >= budget once it is known to reach it.
+uint64_t i16_distortion(const MbContext& c, const uint8_t* pred, uint32_t budget) {
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
   switch (c.p->md_distortion) {
     case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
     case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return i16_satd(*c.px, src, ss, pred);
+    default: return i16_satd(*c.px, src, ss, pred, budget);
   }
 }
 
@@ -115,7 +119,7 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda) {
   return best_mode;
 }
 
-uint64_t decide_intra16x16_mode(const MbContext& c, int* mode) {
+uint64_t decide_intra16x16_mode(const MbContext& c, int* mode, int64_t bound) {
   Edge16 e;
   edge_luma16(c, e);
   uint64_t best = kMaxCost;
@@ -124,7 +128,15 @@ uint64_t decide_intra16x16_mode(const MbContext& c, int* mode) {
     if (!intra16x16_mode_allowed(*c.p, m) || !intra16x16_mode_available(m, e)) continue;
     uint8_t pred[256];
     predict_intra16x16(m, e, pred);
-    uint64_t cost = dist_fp(i16_distortion(c, pred));
+    // A mode costing min(best, bound) or more changes nothing the caller uses (see analyse_intra.h): its
+    // distortion may stop at the first row of blocks that reaches ceil(that / 2^16).
+    const int64_t limit = std::min<int64_t>(bound, static_cast<int64_t>(std::min<uint64_t>(best, INT64_MAX)));
+    uint32_t budget = UINT32_MAX;  // no limit
+    if (limit <= 0)
+      budget = 0;
+    else if (limit < (int64_t{UINT32_MAX} << kLambdaBits))
+      budget = static_cast<uint32_t>((limit + (int64_t{1} << kLambdaBits) - 1) >> kLambdaBits);
+    uint64_t cost = dist_fp(i16_distortion(c, pred, budget));
     if (cost < best) { best = cost; *mode = m; }
   }
   return best;

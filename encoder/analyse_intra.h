@@ -27,8 +27,11 @@ bool intra16x16_mode_allowed(const EncoderParams& p, int mode);
 // rate_lambda = 0: JM low complexity (rdo_low_intra_chroma_decision); lambda_mf[Q_PEL]: JM
 // intra_chroma_RD_decision (FastCrIntraDecision = 1, RDOptimization 1).
 int decide_chroma_mode(const MbContext& c, int rate_lambda);
-// JM find_sad_16x16_JM: best Intra16x16 mode and its distortion (fixed point).
-uint64_t decide_intra16x16_mode(const MbContext& c, int* mode);
+// JM find_sad_16x16_JM: best Intra16x16 mode and its distortion (fixed point). A caller that only compares the
+// result with `bound` (is it below? the smaller of the two?) may pass it: a result >= bound then only says so (it
+// may be a partial distortion, and *mode then any mode), and a result below it is exact, with its mode. P
+// macroblocks pass their best inter cost, which most Intra16x16 modes exceed after a row or two of 4x4 blocks.
+uint64_t decide_intra16x16_mode(const MbContext& c, int* mode, int64_t bound = INT64_MAX);
 // Intra4x4 decision and coding of all 16 blocks; low complexity (rd = false) or RD (rd = true) per block.
 // Returns the macroblock's cost. A caller that only wants the macroblock when its cost is <= budget passes the
 // budget: as soon as the cost is sure to exceed it the function returns a lower bound of it (> budget), leaving

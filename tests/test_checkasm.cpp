@@ -119,11 +119,29 @@ TEST(Checkasm, HadamardAc16x16) {
   const PixelFuncs& ref = pixel_ref();
   for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
     int want_dc[16], got_dc[16];
-    const uint32_t want = ref.hadamard_ac_16x16(a, as, b, bs, want_dc);
+    const uint32_t want = ref.hadamard_ac_16x16(a, as, b, bs, want_dc, UINT32_MAX);
     for (size_t k = 1; k < v.size(); ++k) {
       std::memset(got_dc, 0xAB, sizeof got_dc);
-      ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc), want) << v[k]->name;
+      ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc, UINT32_MAX), want) << v[k]->name;
       for (int i = 0; i < 16; ++i) ASSERT_EQ(got_dc[i], want_dc[i]) << v[k]->name << " block " << i;
+    }
+    // With a budget: every variant stops after the same row of blocks (a partial sum >= budget, the same in all),
+    // or, under budget, returns the whole sum and every DC.
+    for (const uint32_t budget : {0u, 1u, want / 4, want / 2, want - (want > 0), want, want + 1}) {
+      int ref_dc[16];
+      const uint32_t r = ref.hadamard_ac_16x16(a, as, b, bs, ref_dc, budget);
+      if (r < budget) {
+        ASSERT_EQ(r, want) << "budget " << budget;
+      } else {
+        ASSERT_LE(r, want) << "budget " << budget;
+      }
+      for (size_t k = 1; k < v.size(); ++k) {
+        std::memset(got_dc, 0xAB, sizeof got_dc);
+        ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc, budget), r) << v[k]->name << " budget " << budget;
+        if (r < budget) {
+          for (int i = 0; i < 16; ++i) ASSERT_EQ(got_dc[i], want_dc[i]) << v[k]->name << " block " << i;
+        }
+      }
     }
   });
 }
@@ -163,11 +181,13 @@ TEST(Checkasm, ReferenceKnownValues) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], i == 1 ? 1u : 0u);
   // Constant difference -255: each block's only coefficient is the DC, 16 * -255 halved; no AC at all.
   int dc[16];
-  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, f.data(), 16, dc), 0u);
+  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, f.data(), 16, dc, UINT32_MAX), 0u);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(dc[i], -8 * 255);
   // One pixel differing by -1 in block 1: its 16 raw coefficients are +-1, halved to 0 or -1 (arithmetic
   // shift); the DC is -1 >> 1 = -1 and of the 15 AC coefficients those with raw -1 count 1 each.
-  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, one.data(), 16, dc), 7u);
+  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, one.data(), 16, dc, UINT32_MAX), 7u);
+  // The first row of blocks alone reaches a budget of 7: the sum stops there (rows 2-4 have no AC).
+  EXPECT_EQ(r.hadamard_ac_16x16(z.data(), 16, one.data(), 16, dc, 7), 7u);
   EXPECT_EQ(dc[1], -1);
   EXPECT_EQ(dc[0], 0);
 }

@@ -6,7 +6,7 @@
 #   B. BD-rate / BD-PSNR of the paper-faithful GPU run (GPUTopK 1), of the default (GPUTopK 8) and of the default
 #      with the temporal window centre (GPUSearchCenter 1) against the unmodified run on the real clips, whole
 #      (parallel encodes: quality only, no timing).
-# Usage: [E2E_CLIPS="megamind_640x480 megamind_long_640x480"] [E2E_FRAMES=-1] [RD_FRAMES=-1] [PARTS="time rd"]
+# Usage: [E2E_CLIPS="megamind_full_640x480"] [E2E_FRAMES=-1] [RD_FRAMES=-1] [PARTS="time rd"]
 #        tools/bench_gpu_e2e.sh [OUTDIR]
 # Needs bin/ built and the clips of sequences/make_clips.sh. Without a usable GPU the "gpu" runs use the CPU twin
 # (the report says so in its integer_me_path column), so the time figures only mean something on a GPU machine.
@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-clips=${E2E_CLIPS:-megamind_640x480 megamind_long_640x480}
+clips=${E2E_CLIPS:-megamind_full_640x480}
 e2e_frames=${E2E_FRAMES:--1}
 rd_frames=${RD_FRAMES:--1}
 parts=${PARTS:-time rd}

@@ -4,8 +4,10 @@
 # compared. For each round and QP: the unmodified run (NEW build, GPUIntegerME 0), the OLD build's GPU run, the NEW
 # build's GPU run; OLD and NEW streams must be identical. Prints each encode's stage split, the sums per run
 # (StatsFile summaries) and the seed paper's Eq. 3 time change of each GPU run.
-# Usage: tools/bench_interleaved.sh OLD_LENCOD NEW_LENCOD [CLIP] [ROUNDS] [OUTDIR]
-#   CLIP: a sequences/manifest.csv name (default megamind_long_640x480, whole clip, raw input); ROUNDS default 2.
+# Usage: [MORE="tag:LENCOD ..."] tools/bench_interleaved.sh OLD_LENCOD NEW_LENCOD [CLIP] [ROUNDS] [OUTDIR]
+#   CLIP: a sequences/manifest.csv name (default megamind_long_640x480, whole clip, raw input; megamind_full_640x480
+#   is the whole 260-frame sequence, as the seed paper times it); ROUNDS default 2. MORE: further GPU builds timed
+#   in the same loop after NEW (e.g. one built with another compile-time setting), each held to NEW's streams.
 # Example (old build from a commit): git worktree add /tmp/old <commit> && make -C /tmp/old -j bin/lencod &&
 #   tools/bench_interleaved.sh /tmp/old/bin/lencod bin/lencod
 set -uo pipefail
@@ -34,10 +36,14 @@ for r in $(seq 1 "$rounds"); do
     enc "$old" "old_q${q}_r$r" "$q" -p GPUIntegerME=1
     enc "$new" "new_q${q}_r$r" "$q" -p GPUIntegerME=1
     cmp -s "$out/old_q${q}_r$r.264" "$out/new_q${q}_r$r.264" || echo "QP $q round $r: old and new GPU streams DIFFER"
+    for m in ${MORE:-}; do
+      enc "${m#*:}" "${m%%:*}_q${q}_r$r" "$q" -p GPUIntegerME=1
+      cmp -s "$out/${m%%:*}_q${q}_r$r.264" "$out/new_q${q}_r$r.264" || echo "QP $q round $r: ${m%%:*} and new GPU streams DIFFER"
+    done
   done
 done
 rm -f "$raw"
-python3 - "$out" <<'PY'
+python3 - "$out" ${MORE:-} <<'PY'
 import collections, glob, json, os, sys
 keys = ['time_s', 'time_integer_me_s', 'time_picture_search_s', 'time_subpel_me_s', 'time_mode_decision_s',
         'time_coding_s', 'time_deblocking_s']
@@ -53,14 +59,16 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], 'st_*.json'))):
     rnd[(run, r)] += d['time_s']
 print('| run | total s | integer ME | (GPU call) | sub-pel | mode decision | coding | deblocking | other |')
 print('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
-for run in ['unmod', 'old', 'new']:
+more = [m.split(':')[0] for m in sys.argv[2:]]
+for run in ['unmod', 'old', 'new'] + more:
     c = tot[run]
     other = c['time_s'] - sum(c[k] for k in keys[1:] if k != 'time_picture_search_s')
     print('| %s | %.3f | %s | %.3f |' % (run, c['time_s'], ' | '.join('%.3f' % c[k] for k in keys[1:]), other))
 rounds = sorted({r for (_, r) in rnd})
-for run in ['old', 'new']:
+for run in ['old', 'new'] + more:
     per = ', '.join('%.2f' % (100 * (rnd[(run, r)] - rnd[('unmod', r)]) / rnd[('unmod', r)]) for r in rounds)
     print('%s: Eq. 3 time change %.2f %% (rounds: %s)' % (
         run, 100 * (tot[run]['time_s'] - tot['unmod']['time_s']) / tot['unmod']['time_s'], per))
-print('new against old: %.1f %%' % (100 * (tot['new']['time_s'] / tot['old']['time_s'] - 1)))
+for run in ['new'] + more:
+    print('%s against old: %.1f %%' % (run, 100 * (tot[run]['time_s'] / tot['old']['time_s'] - 1)))
 PY
