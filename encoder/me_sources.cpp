@@ -47,11 +47,11 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
+    // The refinement asks right after best() chose `mv` for this partition: its rank, hence its table, is known
+    // (candidates are distinct positions, so the rank of a vector is unique).
+    if (part == last_part_ && mv == last_mv_ && metric == cands_.subpel_metric) return last_table_;
     if (metric != cands_.subpel_metric) return nullptr;
     const Candidate* c = mb_cands_ + part * cands_.top_k;
-    // The refinement asks right after best() chose `mv` for this partition: its rank is known (candidates are
-    // distinct positions, so the rank of a vector is unique).
-    if (part == last_part_ && last_rank_ < cands_.subpel_ranks && c[last_rank_].mv == mv) return mb_tables_ + last_rank_;
     for (int k = 0; k < cands_.subpel_ranks; ++k)
       if (c[k].mv == mv) return mb_tables_ + k;
     return nullptr;
@@ -87,12 +87,11 @@ class RerankSource final : public IntegerCandidateSource {
       }
     }
     last_part_ = part;
-    last_rank_ = 0;
     if (exact_first_ && exact_pred == *exact_first_)
-      return c[0];  // already ranked by this very cost (the first slot is never empty: the window has >= 1 position)
+      return chose(c, 0);  // already ranked by this very cost (the first slot is never empty: the window has >= 1 position)
     // c[0] is never empty, so the first cost is real; an empty slot later (sad UINT32_MAX: a window smaller than K)
     // then fails the SAD-only test below, a real cost being far below 2^48.
-    Candidate best = c[0];
+    int best = 0;
     uint64_t best_j = motion_cost(c[0].sad, lambda_, c[0].mv, exact_pred);
     // Every vector costs at least 2 mv bits (1 per component): a candidate whose SAD alone with that minimum
     // cannot beat the best so far is skipped without computing its bits (same result, fewer se_bits).
@@ -103,11 +102,10 @@ class RerankSource final : public IntegerCandidateSource {
       const uint64_t j = motion_cost(ck.sad, lambda_, ck.mv, exact_pred);
       if (j < best_j) {  // strict: ties keep the earlier stored candidate
         best_j = j;
-        best = ck;
-        last_rank_ = k;
+        best = k;
       }
     }
-    return best;
+    return chose(c, best);
   }
 
  private:
@@ -118,13 +116,22 @@ class RerankSource final : public IntegerCandidateSource {
 #else
   static constexpr int kPrefetchRanks = 8;
 #endif
+  // best()'s answer: rank k of the partition's list c; what subpel() hands out for it.
+  Candidate chose(const Candidate* c, int k) {
+    last_mv_ = c[k].mv;
+    last_table_ = mb_tables_ && k < cands_.subpel_ranks ? mb_tables_ + k : nullptr;
+    return c[k];
+  }
+
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
   std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor
   ProgressiveAnswer progress_;
   int ready_rows_ = 0;  // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
-  int last_part_ = -1, last_rank_ = 0;  // best()'s last answer: partition and rank (for subpel())
+  int last_part_ = -1;  // best()'s last answer: partition, vector and its table (for subpel())
+  MV last_mv_;
+  const SubpelTable* last_table_ = nullptr;
   // Set by begin_mb: the macroblock's candidates (partition 0) and rank-0 table (nullptr: no tables), the same for
   // the macroblock two ahead (nullptr: none), and the predictor its lists were ranked against (nullptr: unknown).
   const Candidate* mb_cands_ = nullptr;
