@@ -83,7 +83,7 @@ class DeviceBuffer {
 // Page-locked host memory: the only kind cudaMemcpyAsync copies without staging it synchronously first.
 // Buffers of kHugeMin bytes or more (the candidates, 3 MB at 640x480 K = 8, and the sub-pel tables, 52 MB) are
 // read by the macroblock loop at scattered places, one partition's row per query: with 4 KB pages each macroblock's
-// tables span 9 pages and a picture's 10,000, far beyond the TLB. They are mapped with transparent huge pages
+// tables span 11 pages and a picture's 12,600, far beyond the TLB. They are mapped with transparent huge pages
 // where the kernel offers them (madvise; 2 MB pages) and then page-locked with cudaHostRegister; anything that
 // fails there falls back to cudaMallocHost (same bytes, 4 KB pages).
 class PinnedBuffer {
