@@ -25,6 +25,7 @@
 // CUDA keywords the kernel uses, for a host compiler.
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __shared__
 #define __constant__

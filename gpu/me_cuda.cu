@@ -218,8 +218,25 @@ const KernelFn kKernels[kGpuMaxTopK] = {
 // its candidates are downloaded on that stream while other bands still compute. The host copies each band's
 // candidates out as they land. Without pipelining (for kernel-only timing) one kernel per reference runs after
 // all uploads, on one stream.
-constexpr int kStreams = 4;
-constexpr int kBands = 8;
+// Build-time overrides, for measuring other pipelines (tools/bench_gpu.sh).
+#ifndef GME_CUDA_BANDS
+#define GME_CUDA_BANDS 8
+#endif
+#ifndef GME_CUDA_BAND_MBS
+#define GME_CUDA_BAND_MBS 300
+#endif
+#ifndef GME_CUDA_STREAMS
+#define GME_CUDA_STREAMS 8
+#endif
+constexpr int kStreams = GME_CUDA_STREAMS;  // 8: 1080p's 8 bands never queue behind one another (-0.02 ms)
+constexpr int kBands = GME_CUDA_BANDS;  // at most
+// Each band is a launch whose last blocks leave SMs idle while other bands' blocks are still queued behind earlier
+// ones on the same stream: small pictures lose more to that than they gain from starting before the whole upload
+// (measured on the H100, 640x480: 8 bands 0.32-0.35 ms, 4 bands 0.30-0.31 ms per picture in the encoder's steady
+// state; 1080p: 4 bands 0.1 ms slower than 8). So a band has at least kBandMbs macroblocks, and there are 2 bands
+// at least (the first starts on the first chunk of the upload).
+constexpr int kBandMbs = GME_CUDA_BAND_MBS;
+int bands_for(int num_mbs) { return kBandMbs > 0 ? std::clamp(num_mbs / kBandMbs, 2, kBands) : kBands; }
 
 class CudaSearch final : public GpuPictureSearch {
  public:
@@ -280,6 +297,8 @@ class CudaSearch final : public GpuPictureSearch {
   Stream copy_;
   Stream compute_[kStreams];
   Event ev_start_, ev_params_, ev_kernel_start_, ev_kernel_end_;
+  Stream join_;  // waits for every launch of a pipelined call, then records ev_end_
+  Event ev_end_;
   Stream table_[kStreams];  // sub-pel tables: a band's table starts as soon as its own integer kernel ends
   // Band 0 (integer kernel and tables) on streams of the greatest priority: a progressive answer's macroblock loop
   // waits for it alone, while the other bands have the loop's whole duration to land.
@@ -419,6 +438,15 @@ void CudaSearch::drain() {
 
 void CudaSearch::complete_rows(int rows) {
   CUDA_CHECK(cudaSetDevice(device_));
+  if (rows >= fly_.mb_height) {  // the whole call: its join event follows every launch
+    CUDA_CHECK(cudaEventSynchronize(ev_end_.get()));
+    timing_.total_ms = elapsed_ms(ev_start_, ev_end_);
+    if (fly_.uploaded) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, fly_.bands - 1));
+    fly_.ready_rows = fly_.mb_height;
+    fly_.active = false;
+    fly_.out = nullptr;
+    return;
+  }
   const int last_band = std::min(fly_.bands - 1, (std::min(rows, fly_.mb_height) - 1) / fly_.band_mbs);
   for (size_t i = 0; i < fly_.launches.size(); ++i) {
     if (fly_.launches[i].band > last_band) continue;
@@ -426,16 +454,7 @@ void CudaSearch::complete_rows(int rows) {
     if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
   }
   fly_.ready_rows = std::min(fly_.mb_height, (last_band + 1) * fly_.band_mbs);
-  if (fly_.ready_rows < fly_.mb_height) return;
-  float last = 0;  // bands finish out of order: the call ends with the latest
-  for (size_t i = 0; i < fly_.launches.size(); ++i) {
-    last = std::max(last, elapsed_ms(ev_start_, pool_event(done_ev_, i)));
-    if (fly_.tables) last = std::max(last, elapsed_ms(ev_start_, pool_event(tab_ev_, i)));
-  }
-  timing_.total_ms = last;
-  if (fly_.uploaded) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, fly_.bands - 1));
-  fly_.active = false;
-  fly_.out = nullptr;
+  if (fly_.ready_rows >= fly_.mb_height) complete_rows(fly_.mb_height);  // the last band: time the call
 }
 
 void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandidates& out) {
@@ -468,9 +487,16 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   for (int r = 0; r < num_refs; ++r)
     in_use.push_back(acquire(*req.refs[r], req.ref_ids.empty() ? -1 : req.ref_ids[r], in_use, max_resident, pending));
 
+  // Mapped inputs (pipelined with direct candidates, the encoder's case): the integer kernels read the window centres
+  // and predictors, and the current picture while it is still in transit, straight from the page-locked buffers the
+  // host has just filled (each block reads its 256 pixels and 8 bytes of parameters once), so a band starts as soon
+  // as the host has staged its rows instead of after their DMA (the upload still goes on: the picture is the next
+  // call's reference, and the sub-pel tables read it on the device).
+  const bool mapped = pipelined_ && direct_;
   // Stage 2's step order depends on the search range only: sent when that changes (before the parameters, so the
   // kernels' wait on the parameters covers it).
-  if (order_range_ != req.search_range) {
+  const bool order_sent = order_range_ != req.search_range;
+  if (order_sent) {
     const std::vector<uint32_t> order = step_order_table(req.search_range);
     const size_t bytes = order.size() * sizeof(uint32_t);
     h_order_.reserve(bytes);
@@ -487,8 +513,9 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   d_params_.reserve(2 * n * sizeof(MV));
   std::memcpy(h_params_.as<MV>(), req.centre.data(), n * sizeof(MV));
   std::memcpy(h_params_.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
-  CUDA_CHECK(cudaMemcpyAsync(d_params_.as<void>(), h_params_.as<void>(), 2 * n * sizeof(MV),
-                             cudaMemcpyHostToDevice, copy_.get()));
+  if (!mapped)
+    CUDA_CHECK(cudaMemcpyAsync(d_params_.as<void>(), h_params_.as<void>(), 2 * n * sizeof(MV),
+                               cudaMemcpyHostToDevice, copy_.get()));
   CUDA_CHECK(cudaEventRecord(ev_params_.get(), copy_.get()));
   const size_t out_bytes = out.size() * sizeof(Candidate);
   d_out_.reserve(out_bytes);
@@ -504,20 +531,27 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   }
 
   // Bands of macroblock rows; upload chunk u carries pixel rows [u * band_px, (u + 1) * band_px) of every pending
-  // picture, so a band's kernel needs chunks up to the one holding the lowest reference row its window reads.
+  // picture, so a band's kernel needs chunks up to the one holding the lowest row it reads of a picture in transit:
+  // its own rows of the current picture, its windows' lowest row of the reference.
   const int height = req.cur->height, width = req.cur->width;
-  const int band_mbs = pipelined_ ? (req.mb_height + kBands - 1) / kBands : req.mb_height;
+  const int band_mbs = pipelined_ ? (req.mb_height + bands_for(num_mbs) - 1) / bands_for(num_mbs) : req.mb_height;
   const int bands = (req.mb_height + band_mbs - 1) / band_mbs;
   const int band_px = 16 * band_mbs;
   const int streams = pipelined_ ? kStreams : 1;
   std::vector<Launch> launches;
+  auto in_transit = [&pending](const Resident* r) {
+    return std::any_of(pending.begin(), pending.end(), [r](const Pending& p) { return p.dst == r; });
+  };
   for (int r = 0; r < num_refs; ++r)
     for (int b = 0; b < bands; ++b) {
       const int row0 = b * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
-      int max_cy = INT_MIN;
-      for (int mb = row0 * req.mb_width; mb < row1 * req.mb_width; ++mb)
-        max_cy = std::max(max_cy, req.centre[static_cast<size_t>(r) * num_mbs + mb].y / 4);
-      const int lowest = std::min(height - 1, std::max(16 * row1 - 1, 16 * row1 - 1 + max_cy + req.search_range));
+      int lowest = in_transit(in_use[0]) ? 16 * row1 - 1 : 0;
+      if (in_transit(in_use[1 + r])) {
+        int max_cy = INT_MIN;
+        for (int mb = row0 * req.mb_width; mb < row1 * req.mb_width; ++mb)
+          max_cy = std::max(max_cy, req.centre[static_cast<size_t>(r) * num_mbs + mb].y / 4);
+        lowest = std::max(lowest, std::min(height - 1, std::max(16 * row1 - 1, 16 * row1 - 1 + max_cy + req.search_range)));
+      }
       launches.push_back({r, b, pipelined_ ? lowest / band_px : bands - 1});
     }
   std::stable_sort(launches.begin(), launches.end(), [](const Launch& x, const Launch& y) { return x.chunk < y.chunk; });
@@ -528,16 +562,20 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     for (; next < launches.size() && (pending.empty() || launches[next].chunk < chunks_sent); ++next) {
       const Launch& l = launches[next];
       cudaStream_t st = pipelined_ && l.band == 0 ? first_.get() : compute_[next % streams].get();
-      // Upload events come after the parameters on the copy stream, so either wait covers them.
-      CUDA_CHECK(cudaStreamWaitEvent(st, pending.empty() ? ev_params_.get() : pool_event(upload_ev_, l.chunk).get(), 0));
+      // Upload events come after the parameters (and a new step order) on the copy stream, so either wait covers
+      // them. Mapped, only a reference in transit (and a step order sent now) is waited for.
+      cudaEvent_t wait = pending.empty() ? ev_params_.get() : pool_event(upload_ev_, l.chunk).get();
+      if (mapped && !in_transit(in_use[1 + l.ref])) wait = order_sent ? ev_params_.get() : nullptr;
+      if (wait) CUDA_CHECK(cudaStreamWaitEvent(st, wait, 0));
       if (next == 0) CUDA_CHECK(cudaEventRecord(ev_kernel_start_.get(), st));
       const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
       KernelArgs a = kernel_args(req, g);
-      a.cur = in_use[0]->pixels.as<uint8_t>();
+      a.cur = mapped && in_transit(in_use[0]) ? in_use[0]->staging.device_as<uint8_t>() : in_use[0]->pixels.as<uint8_t>();
       a.ref = in_use[1 + l.ref]->pixels.as<uint8_t>();
       a.mb_first = row0 * req.mb_width;
-      a.centre = d_params_.as<short2>() + static_cast<size_t>(l.ref) * num_mbs;
-      a.pred = d_params_.as<short2>() + n + static_cast<size_t>(l.ref) * num_mbs;
+      const short2* params = mapped ? h_params_.device_as<short2>() : d_params_.as<short2>();
+      a.centre = params + static_cast<size_t>(l.ref) * num_mbs;
+      a.pred = params + n + static_cast<size_t>(l.ref) * num_mbs;
       a.order = d_order_.as<uint32_t>();
       a.out = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
       a.out_host = direct_ ? h_out_.device_as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb : nullptr;
@@ -545,8 +583,8 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       kKernels[k - 1]<<<blocks, kThreads, g.smem, st>>>(a);
       CUDA_CHECK_LAUNCH("integer_search_kernel");
       if (pipelined_) {
-        CUDA_CHECK(cudaEventRecord(pool_event(kernel_ev_, next).get(), st));
-        if (!direct_) {
+        if (!direct_) {  // (direct: the kernel's end is done_ev_, recorded next)
+          CUDA_CHECK(cudaEventRecord(pool_event(kernel_ev_, next).get(), st));
           const size_t off = (static_cast<size_t>(l.ref) * num_mbs + a.mb_first) * per_mb * sizeof(Candidate);
           CUDA_CHECK(cudaMemcpyAsync(h_out_.as<uint8_t>() + off, d_out_.as<uint8_t>() + off,
                                      blocks * per_mb * sizeof(Candidate), cudaMemcpyDeviceToHost, st));
@@ -562,7 +600,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   auto launch_subpel = [&](size_t i, cudaStream_t st) {
     const Launch& l = launches[i];
     if (!pending.empty()) CUDA_CHECK(cudaStreamWaitEvent(st, ev_uploaded_.get(), 0));
-    if (pipelined_) CUDA_CHECK(cudaStreamWaitEvent(st, pool_event(kernel_ev_, i).get(), 0));
+    if (pipelined_) CUDA_CHECK(cudaStreamWaitEvent(st, pool_event(direct_ ? done_ev_ : kernel_ev_, i).get(), 0));
     const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
     SubpelKernelArgs sa = subpel_kernel_args(req);
     sa.cur = in_use[0]->pixels.as<uint8_t>();
@@ -611,6 +649,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     if (tables)
       for (size_t i = 0; i < launches.size(); ++i)
         launch_subpel(i, launches[i].band == 0 ? first_table_.get() : table_[i % streams].get());
+    // One event after every band (and table) of the call: what completing the whole call waits for and times, in
+    // one synchronisation and one elapsed-time query instead of one of each per launch after the last band.
+    for (size_t i = 0; i < launches.size(); ++i) {
+      CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(done_ev_, i).get(), 0));
+      if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(tab_ev_, i).get(), 0));
+    }
+    CUDA_CHECK(cudaEventRecord(ev_end_.get(), join_.get()));
     fly_.active = true;
     fly_.launches = launches;
     fly_.band_mbs = band_mbs;

@@ -30,19 +30,37 @@ namespace {
 
 // ---- Kernel geometry ------------------------------------------------------------------------------------------
 constexpr int kThreads = 128;
-constexpr int kGroups = kThreads;         // groups of 4 horizontal positions per batch: one per thread
+// Groups of 4 horizontal positions per batch, one per stage-1 thread (the first kGroups threads). 96 rather than
+// one per thread (v13): the SAD buffer of a batch of 384 positions leaves room for 5 blocks per SM where 512 allowed
+// 4 (doc/GPU.md); a build may set another multiple of 32 for measuring. (Measured and dropped: the idle warp
+// computing the batch's penalty keys during stage 1, +3 % kernel time.)
+#ifndef GME_ME_GROUPS
+#define GME_ME_GROUPS 96
+#endif
+constexpr int kGroups = GME_ME_GROUPS;
+static_assert(kGroups % 32 == 0 && kGroups <= kThreads, "stage 1 in whole warps");
 constexpr int kBatch = 4 * kGroups;       // positions per batch
+// Blocks per SM the kernel is built for (__launch_bounds__): shared memory and registers must allow them
+// (GpuMeKernelEmu.SharedMemoryAllowsTheBlocksPerSm). K = 16 keeps 4: its list needs the registers.
+#ifndef GME_ME_MIN_BLOCKS
+#define GME_ME_MIN_BLOCKS 5
+#endif
+constexpr int kMinBlocksPerSm = GME_ME_MIN_BLOCKS;
+template <int K> constexpr int min_blocks_per_sm() { return K <= 8 ? kMinBlocksPerSm : 4; }
 constexpr int kSlices = 3;                // stage-2 threads per partition: 41 * 3 = 123 of 128
-// Words per partition row of packed SAD pairs. 259 = 3 mod 32 puts stage-2 lane t (partition t/3, slice t%3) on
-// bank t: conflict-free reads.
+// Words per partition row of packed SAD pairs. kBatch / 2 + 3 = 3 mod 32 puts stage-2 lane t (partition t/3, slice
+// t%3) on bank t: conflict-free reads.
 constexpr int kSadRow = kBatch / 2 + 3;
+static_assert(kSadRow % 32 == 3, "conflict-free stage-2 reads");
 // Stage 2 reads whole chunks of 4 pairs per slice, up to kOverread pairs past the batch: rows and penalty arrays
 // are padded so those reads stay in bounds, and padded positions carry the invalid penalty key.
 constexpr int kOverread = 12;
 constexpr int kPenSlots = kBatch + 2 * kOverread;
 constexpr int kSadBytes = ((kNumPartitions * kSadRow + kOverread) * 4 + 15) / 16 * 16;
 constexpr int kPenBytes = kPenSlots * 8;
-constexpr int kHalfBytes = kPenSlots * 4;
+// Stage 2's screen reads each position's penalty key >> 33 as a u16 (clamped), two positions to a word in the
+// layout of the SAD pairs, so one packed add serves two positions (see add_min_u16x2).
+constexpr int kHalfBytes = (kPenSlots * 2 + 15) / 16 * 16;
 constexpr int kCurBytes = 256;
 // Stage 2's screening bounds, double-buffered across batches (v9 "share"): each list's K-th key >> 33 at the end of
 // a batch, read by its partition's 3 lists at the next batch.
@@ -54,6 +72,10 @@ constexpr int kMaxSteps = (2 * kGroups + kStepPairs - 1) / kStepPairs;
 constexpr int kOrderBytes = 32;
 constexpr int kOrderWords = kOrderBytes / 4;
 static_assert(kMaxSteps <= kOrderBytes && kMaxSteps < 256, "step order: one byte per step");
+// After the step orders, the seed of the first batch (v13): the batch slots of the window positions nearest the
+// centre (smallest spiral index), kGpuMaxTopK u16 slots, 0xffff where the batch has fewer valid positions.
+constexpr int kSeedWords = kGpuMaxTopK / 2;
+constexpr uint16_t kNoSeed = 0xffffu;
 // Stage 2's per-lane queue of entrants (v10): up to kQueueCap positions, as entries of (step, 8-bit mask of the
 // step's positions) in u16, one column per thread (conflict-free). It shares the tile's memory: the tile is read in
 // stage 1 only and the queue is used in stage 2 only, with a barrier between them and before the next tile.
@@ -90,13 +112,33 @@ Geometry geometry(int range) {
   return g;
 }
 
+// The first batch the kernel visits: the one holding the window centre.
+__host__ __device__ inline int centre_batch_of(int range, int groups_per_row, int num_batches) {
+  const int b = (range * groups_per_row + groups_per_row / 2) / kGroups;
+  return b < num_batches - 1 ? b : num_batches - 1;
+}
+
 // Stage 2's visiting order of the steps of every batch of a window (KernelArgs::order): kOrderWords words per batch,
 // byte i of a batch's words = the step visited i-th, steps sorted by the smallest Chebyshev distance of their
-// positions from the window centre (ties: window order). Depends on the search range only.
+// positions from the window centre (ties: window order); then kSeedWords words of seed slots (kSeedWords above).
+// Depends on the search range only.
 std::vector<uint32_t> step_order_table(int range) {
   const Geometry g = geometry(range);
   const int num_batches = (g.num_groups + kGroups - 1) / kGroups;
-  std::vector<uint32_t> table(static_cast<size_t>(num_batches) * kOrderWords, 0);
+  std::vector<uint32_t> table(static_cast<size_t>(num_batches) * kOrderWords + kSeedWords, 0);
+  {
+    const int b = centre_batch_of(range, g.groups_per_row, num_batches);
+    const int g0 = b * kGroups, groups = std::min(kGroups, g.num_groups - g0);
+    std::vector<std::pair<int, int>> near;  // (spiral index, batch slot) of the batch's valid positions
+    for (int slot = 0; slot < 4 * groups; ++slot) {
+      const int grp = g0 + slot / 4, wy = grp / g.groups_per_row, xi = 4 * (grp % g.groups_per_row) + slot % 4;
+      if (xi < g.win) near.push_back({spiral_index(xi - range, wy - range), slot});
+    }
+    std::sort(near.begin(), near.end());
+    uint16_t* seeds = reinterpret_cast<uint16_t*>(&table[static_cast<size_t>(num_batches) * kOrderWords]);
+    for (int q = 0; q < kGpuMaxTopK; ++q)
+      seeds[q] = q < static_cast<int>(near.size()) ? static_cast<uint16_t>(near[q].second) : kNoSeed;
+  }
   for (int b = 0; b < num_batches; ++b) {
     const int g0 = b * kGroups, groups = std::min(kGroups, g.num_groups - g0);
     const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;
@@ -196,28 +238,55 @@ __device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t ac
 #endif
 }
 
+// Per 16-bit half: (a + b) mod 2^16. Stage 2's screen adds u16 SAD pairs and u16 penalty pairs with it; a sum that
+// wraps can only let a position through the screen that the exact 64-bit insertion then drops (see the screen).
+__device__ __forceinline__ uint32_t add_u16x2(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t d;
+  asm("add.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+#else  // host emulation (gpu/kernel_emu.h)
+  return ((a + b) & 0xffffu) | (((a >> 16) + (b >> 16)) << 16);
+#endif
+}
+
+// Per 16-bit half: min((a + b) mod 2^16, c), Hopper's DPX add-and-min: one packed instruction screens two positions
+// where the 32-bit screen took an extract, an add and a compare for each.
+__device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t d;
+  asm("{.reg .b32 t; add.u16x2 t, %1, %2; min.u16x2 %0, t, %3;}" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else  // host emulation (gpu/kernel_emu.h)
+  const uint32_t s = add_u16x2(a, b);
+  return std::min(s & 0xffffu, c & 0xffffu) | (std::min(s >> 16, c >> 16) << 16);
+#endif
+}
+
 // Sorted insertion into K registers (constant indices only, so the list never goes to local memory).
+// One comparison per entry (keys are unique, so key < best[i] decides both whether entry i moves down and whether
+// the key lands there), shared by entry i and entry i + 1.
 template <int K>
 __device__ __forceinline__ void insert_key(uint64_t (&best)[K], uint64_t key) {
   if (key < best[K - 1]) {
+    bool below[K];  // key < best[i]
 GME_UNROLL
-    for (int i = K - 1; i > 0; --i) {
-      const uint64_t above = best[i - 1];
-      best[i] = key < above ? above : (key < best[i] ? key : best[i]);
-    }
-    best[0] = key < best[0] ? key : best[0];
+    for (int i = 0; i < K; ++i) below[i] = key < best[i];
+GME_UNROLL
+    for (int i = K - 1; i > 0; --i) best[i] = below[i - 1] ? best[i - 1] : (below[i] ? key : best[i]);
+    best[0] = below[0] ? key : best[0];
   }
 }
 
 // Stage 2 helpers. The 8 positions of a step for this lane: pairs base + 3j (j = 0..3), each a u16 SAD pair in v[j]
-// and a pair of penalty halves; bit 2j + i of the mask = position i of pair j.
-__device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[4], const uint2* half2, int base, uint32_t worst) {
+// and a u16 pair of penalty halves in h[j]; bit 2j + i of the mask = position i of pair j. w16 = min(bound, 65535).
+__device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[4], const uint32_t (&h)[4], uint32_t w16) {
   uint32_t pass = 0;
 GME_UNROLL
   for (int j = 0; j < 4; ++j) {
-    const uint2 h = half2[base + j * kSlices];
-    pass |= (h.x + (v[j] & 0xffffu) <= worst ? 1u : 0u) << (2 * j);
-    pass |= (h.y + (v[j] >> 16) <= worst ? 1u : 0u) << (2 * j + 1);
+    const uint32_t s = add_u16x2(v[j], h[j]);
+    pass |= ((s & 0xffffu) <= w16 ? 1u : 0u) << (2 * j);
+    pass |= ((s >> 16) <= w16 ? 1u : 0u) << (2 * j + 1);
   }
   return pass;
 }
@@ -275,11 +344,11 @@ GME_UNROLL
 }
 
 template <int K>
-__global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const KernelArgs a) {
+__global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_search_kernel(const KernelArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint32_t* s_sad = reinterpret_cast<uint32_t*>(smem);
   uint64_t* s_pen = reinterpret_cast<uint64_t*>(smem + kSadBytes);
-  uint32_t* s_half = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes);  // penalty key >> 33
+  uint16_t* s_half = reinterpret_cast<uint16_t*>(smem + kSadBytes + kPenBytes);  // min(penalty key >> 33, 65535)
   uint32_t* s_cur = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes + kHalfBytes);
   uint32_t* s_worst = s_cur + kCurBytes / 4;
   uint32_t* s_order = s_worst + kWorstBytes / 4;
@@ -299,7 +368,7 @@ __global__ void __launch_bounds__(kThreads, 4) integer_search_kernel(const Kerne
 
   if (tid < kPenSlots - kBatch) {  // padding slots past the batch: never candidates
     s_pen[kBatch + tid] = kInvalidPenKey;
-    s_half[kBatch + tid] = static_cast<uint32_t>(kInvalidPenKey >> 33);
+    s_half[kBatch + tid] = 0xffffu;
   }
 
   const int part = tid / kSlices, slice = tid - part * kSlices;
@@ -315,8 +384,10 @@ GME_UNROLL
   // above. The mv penalty grows away from the centre and good matches cluster near it, so the lists fill with
   // good keys early and later positions rarely pass stage 2's screen. Any order gives the same result (keys are
   // unique, the top-K of a set does not depend on the visiting order).
+  const int tile_r0 = tid / a.tile_words, tile_w0 = tid - tile_r0 * a.tile_words;  // this thread's first tile word
+  const int tile_dr = kThreads / a.tile_words, tile_dw = kThreads - tile_dr * a.tile_words;
   const int num_batches = (a.num_groups + kGroups - 1) / kGroups;
-  const int centre_batch = min(num_batches - 1, (a.range * a.groups_per_row + a.groups_per_row / 2) / kGroups);
+  const int centre_batch = centre_batch_of(a.range, a.groups_per_row, num_batches);
   for (int i = 0; i < 2 * num_batches; ++i) {
     const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
     if (batch < 0 || batch >= num_batches) continue;
@@ -330,8 +401,8 @@ GME_UNROLL
 
     // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the
     // picture: unbounded edge replication, whatever the vector.
-    for (int idx = tid; idx < tile_rows * a.tile_words; idx += kThreads) {
-      const int r = idx / a.tile_words, w = idx - r * a.tile_words;
+    // (r, w) of idx, stepped without a division per word: kThreads = tile_dr rows + tile_dw words.
+    for (int idx = tid, r = tile_r0, w = tile_w0; idx < tile_rows * a.tile_words; idx += kThreads) {
       const int y = min(max(oy + wy_first + r, 0), a.height - 1);
       const uint8_t* row = a.ref + static_cast<size_t>(y) * a.pitch;
       const int x = ox + 4 * w;
@@ -347,6 +418,12 @@ GME_UNROLL
         for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(row[min(max(x + b, 0), a.width - 1)]) << (8 * b);
       }
       s_tile[idx] = v;
+      r += tile_dr;
+      w += tile_dw;
+      if (w >= a.tile_words) {
+        w -= a.tile_words;
+        ++r;
+      }
     }
     __syncthreads();
 
@@ -399,13 +476,13 @@ GME_UNROLL
                 static_cast<uint64_t>(spiral_index_dev(dx, dy));
         }
         s_pen[4 * tid + s] = pen;
-        s_half[4 * tid + s] = static_cast<uint32_t>(pen >> 33);
+        s_half[4 * tid + s] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(0xffffu)));
       }
-    } else {  // no group here in the last batch: stage 2 may still read these slots
+    } else if (tid < kGroups) {  // no group here in the last batch: stage 2 may still read these slots
 GME_UNROLL
       for (int s = 0; s < 4; ++s) {
         s_pen[4 * tid + s] = kInvalidPenKey;
-        s_half[4 * tid + s] = static_cast<uint32_t>(kInvalidPenKey >> 33);
+        s_half[4 * tid + s] = 0xffffu;
       }
     }
     __syncthreads();
@@ -430,30 +507,50 @@ GME_UNROLL
     // longer make the list.
     {
       const uint32_t* row = s_sad + list_part * kSadRow;
-      const uint2* half2 = reinterpret_cast<const uint2*>(s_half);
+      const uint32_t* half2 = reinterpret_cast<const uint32_t*>(s_half);  // u16 pairs, as the SAD pairs
       const unsigned char* order = reinterpret_cast<const unsigned char*>(s_order);
       const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;  // same trip count in every lane
       const uint32_t* prev = s_worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part;
       uint32_t worst = min(static_cast<uint32_t>(best[K - 1] >> 33), min(prev[0], min(prev[1], prev[2])));
+      // v13: the first batch (the centre's) starts with a bound instead of empty lists: the largest key >> 33 of the
+      // K positions nearest the window centre (step_order_table's seed slots). K real positions lie at or below it,
+      // so the partition's final K-th key does too; without it each of the 3 lists first fills with K entrants.
+      if (done == 0) {
+        const uint16_t* seeds = reinterpret_cast<const uint16_t*>(a.order + num_batches * kOrderWords);
+        uint32_t bound = 0;
+GME_UNROLL
+        for (int q = 0; q < K; ++q) {
+          const int slot = __ldg(seeds + q);
+          const uint32_t sad = slot == kNoSeed ? 0u : (row[slot >> 1] >> (16 * (slot & 1))) & 0xffffu;
+          bound = slot == kNoSeed ? ~0u : max(bound, static_cast<uint32_t>(s_pen[slot == kNoSeed ? 0 : slot] >> 33) + sad);
+        }
+        worst = min(worst, bound);
+      }
+      // v12: the screen in u16 halves, two positions per packed add (add_min_u16x2). Exact for the kernel's result:
+      // a position with (penalty key >> 33) + SAD <= bound has both terms and the sum below 2^16 when the bound is
+      // (w16 = min(bound, 65535)), so it passes; what passes wrongly (a clamped penalty, a sum that wraps, every
+      // position while the bound is 65535 or more) goes to insert_key, which compares whole 64-bit keys.
+      uint32_t w16 = min(worst, 0xffffu);
       [[maybe_unused]] uint16_t* queue = s_queue + tid;  // the queue path (K >= kQueueMinK) only
       [[maybe_unused]] int entries = 0, queued = 0;  // this lane's queue entries and queued positions
       for (int step = 0; step < steps; ++step) {
         const int base = slice + kStepPairs * order[step];
-        uint32_t v[4];
-        bool maybe = false;
+        uint32_t v[4], h[4], m = ~0u;
 GME_UNROLL
         for (int j = 0; j < 4; ++j) {
           v[j] = row[base + j * kSlices];
-          const uint2 h = half2[base + j * kSlices];
-          maybe |= (h.x + (v[j] & 0xffffu) <= worst) | (h.y + (v[j] >> 16) <= worst);
+          h[j] = half2[base + j * kSlices];
+          m = add_min_u16x2(v[j], h[j], m);
         }
+        const bool maybe = min(m & 0xffffu, m >> 16) <= w16;
         if (__any_sync(0xffffffffu, maybe)) {
-          uint32_t pass = screen_mask(v, half2, base, worst);
+          uint32_t pass = screen_mask(v, h, w16);
           if constexpr (K >= kQueueMinK) {
             if (__any_sync(0xffffffffu, queued + __popc(pass) > kQueueCap)) {
               drain_queue<K>(best, row, s_pen, queue, slice, entries, queued);
               worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
-              pass = screen_mask(v, half2, base, worst);
+              w16 = min(worst, 0xffffu);
+              pass = screen_mask(v, h, w16);
             }
             if (pass) {
               queue[entries * kThreads] = static_cast<uint16_t>(order[step] | (pass << 8));
@@ -463,6 +560,7 @@ GME_UNROLL
           } else {
             insert_entrants<K>(best, row, s_pen, base, pass);
             worst = min(worst, static_cast<uint32_t>(best[K - 1] >> 33));
+            w16 = min(worst, 0xffffu);
           }
         }
       }

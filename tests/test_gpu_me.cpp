@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -500,10 +501,32 @@ TEST(GpuMeKernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
   }
 }
 
-TEST(GpuMeKernelEmu, SharedMemoryKeepsFourBlocksPerSm) {
-  // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: 4 blocks of 128 threads (the launch bound)
-  // need at most 57,344 bytes each, at every search range.
-  for (int range = 1; range <= 128; ++range) EXPECT_LE(geometry(range).smem, 233472u / 4 - 1024) << range;
+TEST(GpuMeKernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
+  // Stage 2 screens in u16 halves (v12): penalty key >> 33 clamped to 65535, packed sums that wrap, a bound of 65536
+  // or more. A bright current picture over a dark reference gives 16x16 SADs of 40,000-65,280; lambda 2^26 gives
+  // penalties of ~10,000-40,000 (sums past 16 bits), INT32_MAX penalties past 16 bits themselves (clamped), both
+  // with bounds above 65535 for the large partitions. Any position the screen dropped wrongly changes a list.
+  std::mt19937 rng(65536);
+  for (int lambda : {1 << 26, INT32_MAX})
+    for (int k : {1, 8, 16}) {
+      Scene s = make_scene(2, 1, 1, k == 8 ? 16 : 5, k, rng, Content::kNoise);
+      for (int y = 0; y < 16; ++y)
+        for (int x = 0; x < 32; ++x) {
+          *s.planes[0].at(x, y) = static_cast<uint8_t>(192 + *s.planes[0].at(x, y) / 4);
+          *s.planes[1].at(x, y) = static_cast<uint8_t>(*s.planes[1].at(x, y) / 4);
+        }
+      s.planes[0].extend_borders();
+      s.planes[1].extend_borders();
+      s.req.lambda_factor = lambda;
+      expect_emulation_matches_twin(s.req);
+    }
+}
+
+TEST(GpuMeKernelEmu, SharedMemoryAllowsTheBlocksPerSm) {
+  // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
+  // (5 for K <= 8 since v13: at most 45,670 bytes each) must fit at every search range.
+  for (int range = 1; range <= 128; ++range)
+    EXPECT_LE(geometry(range).smem, 233472u / kMinBlocksPerSm - 1024) << range;
 }
 
 TEST(GpuMeKernelEmu, MatchesTwinAtLargeRanges) {

@@ -71,7 +71,7 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
 // Cost model (doc/GPU.md): kernel ms ~ base + trips/block * (c0 + c1 * K), fitted to v7's measured kernels.
 //   bin/bench_gpu --stage2-sim [--only WIDTH RANGE K] (default: 640x480 SR 32, K 1/4/8/16; every 7th macroblock)
 // Mirrors of the kernel's geometry (gpu/me_cuda.cu).
-constexpr int kThreads = 128, kWarp = 32, kSlices = 3, kGroups = 128;
+constexpr int kThreads = 128, kWarp = 32, kSlices = 3, kGroups = 96;  // v13: 96 groups per batch
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 constexpr int kLambda = 384000;  // bench_gpu's lambda_factor
 
@@ -90,8 +90,9 @@ struct Counts {
   bool exact = true;
 };
 
-enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kStepQueue, kNumVariants };
-const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step", "step+queue"};
+enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kStepQueue, kSeed, kNumVariants };
+const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step", "step+queue",
+                                     "seed"};
 
 struct Sim {
   int range, win, groups_per_row, num_groups, k, queue;
@@ -138,9 +139,9 @@ struct Sim {
   }
 
   void run(Variant v, Counts& c) const {
-    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep || v == kStepQueue;
+    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep || v == kStepQueue || v == kSeed;
     const bool order = v == kOrder || v == kBoth || v == kQueue;
-    const bool step_order = v == kStep || v == kShareStep || v == kStepQueue;
+    const bool step_order = v == kStep || v == kShareStep || v == kStepQueue || v == kSeed;
     const int cap = (v == kQueue || v == kStepQueue) ? queue : 0;
     std::vector<std::vector<uint64_t>> best(kThreads, std::vector<uint64_t>(k, ~0ull));
     std::vector<uint32_t> last_worst(kThreads, 0xFFFFFFFFu);  // each list's K-th key >> 33 after the last batch
@@ -171,11 +172,28 @@ struct Sim {
           for (int j = 0; j < 4; ++j) chunk[4 * t + j] = 4 * st[t] + j;
       }
       std::vector<uint32_t> worst(kThreads);
+      // seed: in the first batch, every list of partition p starts with the bound max(key >> 33) over the K valid
+      // positions of the batch nearest the window centre (smallest spiral index): K real positions at or below it.
+      std::vector<uint32_t> seed(kNumPartitions, 0xFFFFFFFFu);
+      if (v == kSeed && i == 0) {
+        std::vector<std::pair<uint32_t, size_t>> near;  // (spiral index, slot)
+        for (size_t slot = 4 * static_cast<size_t>(g0); slot < 4 * static_cast<size_t>(g0 + groups); ++slot) {
+          const uint64_t key0 = key(0, slot);
+          if (key0 < kInvalidPenKey) near.push_back({static_cast<uint32_t>(key0 & ((1u << 17) - 1)), slot});
+        }
+        std::sort(near.begin(), near.end());
+        if (near.size() >= static_cast<size_t>(k))
+          for (int p = 0; p < kNumPartitions; ++p) {
+            seed[p] = 0;
+            for (int q = 0; q < k; ++q) seed[p] = std::max(seed[p], static_cast<uint32_t>(key(p, near[q].second) >> 33));
+          }
+      }
       for (int t = 0; t < kThreads; ++t) {
         worst[t] = static_cast<uint32_t>(best[t][k - 1] >> 33);
         const int part = std::min(t / kSlices, kNumPartitions - 1);
         if (share)
           for (int s = 0; s < kSlices; ++s) worst[t] = std::min(worst[t], last_worst[kSlices * part + s]);
+        worst[t] = std::min(worst[t], seed[part]);
       }
       for (int w = 0; w < kThreads / kWarp; ++w) {
         auto at = [&](int t, int step, int e) {  // entrant e (0..7) of thread t at step
