@@ -67,7 +67,9 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
 //   step   : whole steps (4 chunks, 12 pairs) visited centre-out (smallest Chebyshev distance of their positions):
 //            one table entry per step instead of per chunk, so the kernel's reads keep their constant offsets;
 //   share+step: share + step (the kernel as of v9);
-//   step+queue: share + step + queue.
+//   step+queue: share + step + queue;
+//   seed   : share + step, and the centre batch's lists start with the bound of the K positions nearest the window
+//            centre (the kernel as of v13).
 // Cost model (doc/GPU.md): kernel ms ~ base + trips/block * (c0 + c1 * K), fitted to v7's measured kernels.
 //   bin/bench_gpu --stage2-sim [--only WIDTH RANGE K] (default: 640x480 SR 32, K 1/4/8/16; every 7th macroblock)
 // Mirrors of the kernel's geometry (gpu/me_cuda.cu).
