@@ -534,7 +534,8 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   // picture, so a band's kernel needs chunks up to the one holding the lowest row it reads of a picture in transit:
   // its own rows of the current picture, its windows' lowest row of the reference.
   const int height = req.cur->height, width = req.cur->width;
-  const int band_mbs = pipelined_ ? (req.mb_height + bands_for(num_mbs) - 1) / bands_for(num_mbs) : req.mb_height;
+  const int bands_wanted = pipelined_ ? bands_for(num_mbs) : 1;
+  const int band_mbs = (req.mb_height + bands_wanted - 1) / bands_wanted;
   const int bands = (req.mb_height + band_mbs - 1) / band_mbs;
   const int band_px = 16 * band_mbs;
   const int streams = pipelined_ ? kStreams : 1;
