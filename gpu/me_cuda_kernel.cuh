@@ -84,6 +84,15 @@ constexpr int kQueueCap = 8;
 // but left K = 8 unchanged and K = 1 3 % slower, so lists shorter than this insert at once (v9's path).
 constexpr int kQueueMinK = 10;
 constexpr int kQueueBytes = kQueueCap * kThreads * 2;
+// Stage 2's pre-pass over the centre batch (v14): each lane's positions fall into 2 * ceil(K / 2) disjoint cosets
+// (step mod ceil(K / 2), even or odd position of a pair), one u16 pair per step class; the lanes' coset minima are
+// exchanged through the tile's memory (free in stage 2, shared with the queue: a barrier separates the two).
+#ifndef GME_ME_POOL_ALL
+#define GME_ME_POOL_ALL 0
+#endif
+constexpr bool kPoolAll = GME_ME_POOL_ALL;
+static_assert(kGpuMaxTopK * kThreads * 4 <= kNumPartitions * kSadRow * 4, "pooled lists pass through s_sad");
+constexpr int kCosetBytes = (kGpuMaxTopK + 1) / 2 * kThreads * 4;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
@@ -108,7 +117,8 @@ Geometry geometry(int range) {
   g.tile_words = g.groups_per_row + 4;
   g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
   g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes +
-           std::max(static_cast<size_t>(g.tile_rows) * g.tile_words * 4, static_cast<size_t>(kQueueBytes));
+           std::max({static_cast<size_t>(g.tile_rows) * g.tile_words * 4, static_cast<size_t>(kQueueBytes),
+                     static_cast<size_t>(kCosetBytes)});
   return g;
 }
 
@@ -263,6 +273,23 @@ __device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32
 #endif
 }
 
+// Per 16-bit half: min(a, b) (Hopper: one VIMNMX.U16x2).
+__device__ __forceinline__ uint32_t min_u16x2(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t d;
+  asm("min.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+#else  // host emulation (gpu/kernel_emu.h)
+  return std::min(a & 0xffffu, b & 0xffffu) | (std::min(a >> 16, b >> 16) << 16);
+#endif
+}
+
+// Per 16-bit half: min(min(a + b, 65535), c), the add saturated rather than wrapped: a + min(b, 65535 - a) never
+// passes 65535. The coset pre-pass needs it (a wrapped sum would claim a cost no position has); the screen does not.
+__device__ __forceinline__ uint32_t add_sat_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
+  return add_min_u16x2(a, min_u16x2(b, ~a), c);
+}
+
 // Sorted insertion into K registers (constant indices only, so the list never goes to local memory).
 // One comparison per entry (keys are unique, so key < best[i] decides both whether entry i moves down and whether
 // the key lands there), shared by entry i and entry i + 1.
@@ -315,6 +342,28 @@ __device__ __forceinline__ void drain_queue(uint64_t (&best)[K], const uint32_t*
   }
   entries = 0;
   queued = 0;
+}
+
+// The K-th smallest of three sorted lists of K values (element i of list s at lists[i * kThreads + s]): a three-way
+// merge that stops after K values.
+template <int K>
+__device__ __forceinline__ uint32_t kth_of_three(const uint32_t* lists) {
+  const uint32_t *la = lists, *lb = lists + 1, *lc = lists + 2;
+  int ia = 0, ib = 0, ic = 0;
+  uint32_t va = la[0], vb = lb[0], vc = lc[0], x = 0;
+  for (int n = 0; n < K; ++n) {
+    if (va <= vb && va <= vc) {
+      x = va;
+      va = ++ia < K ? la[ia * kThreads] : ~0u;
+    } else if (vb <= vc) {
+      x = vb;
+      vb = ++ib < K ? lb[ib * kThreads] : ~0u;
+    } else {
+      x = vc;
+      vc = ++ic < K ? lc[ic * kThreads] : ~0u;
+    }
+  }
+  return x;
 }
 
 // The 41 partition SADs of two positions (u16 pairs) from their packed 4x4 SADs, stored at dst[p * kSadRow].
@@ -379,6 +428,7 @@ GME_UNROLL
   for (int i = 0; i < K; ++i) best[i] = ~0ull;
   s_worst[kThreads + tid] = ~0u;  // the bounds the first batch reads: none yet
   int done = 0;                   // batches processed: selects the s_worst half to write
+  uint32_t pooled = ~0u;          // v14: the K-th smallest key >> 33 of the partition's 3 lists together
 
   // Batches in order of distance from the window centre: the centre batch first, then alternately below and
   // above. The mv penalty grows away from the centre and good matches cluster near it, so the lists fill with
@@ -398,6 +448,16 @@ GME_UNROLL
     const int tile_rows = wy_last - wy_first + 16;
     __syncthreads();  // the previous batch's stage 2 has finished with s_sad, s_pen, s_order and the tile
     if (tid < kOrderWords) s_order[tid] = __ldg(a.order + batch * kOrderWords + tid);
+    // v14: after the centre batch (every batch with GME_ME_POOL_ALL, for measuring) each list's bound becomes the
+    // K-th smallest key >> 33 of its partition's 3 lists together: K distinct positions at or below it, where each
+    // list's own K-th key is about the 3K-th of what the partition has seen. The lists pass through s_sad, which
+    // stage 1 writes only after the barrier that follows the pooling.
+    const bool pool = kPoolAll ? done > 0 : done == 1;
+    if (pool) {
+GME_UNROLL
+      for (int i = 0; i < K; ++i)
+        s_sad[i * kThreads + tid] = static_cast<uint32_t>(min(best[i] >> 33, static_cast<uint64_t>(0xffffffffu)));
+    }
 
     // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the
     // picture: unbounded edge replication, whatever the vector.
@@ -426,6 +486,10 @@ GME_UNROLL
       }
     }
     __syncthreads();
+    if (pool) {
+      pooled = kth_of_three<K>(s_sad + kSlices * list_part);
+      __syncthreads();  // stage 1 overwrites s_sad
+    }
 
     // Stage 1: this thread's 4 positions (window x = 4 gx .. 4 gx + 3, window row wy).
     if (tid < groups) {
@@ -511,7 +575,7 @@ GME_UNROLL
       const unsigned char* order = reinterpret_cast<const unsigned char*>(s_order);
       const int steps = (2 * groups + kStepPairs - 1) / kStepPairs;  // same trip count in every lane
       const uint32_t* prev = s_worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part;
-      uint32_t worst = min(static_cast<uint32_t>(best[K - 1] >> 33), min(prev[0], min(prev[1], prev[2])));
+      uint32_t worst = min(min(static_cast<uint32_t>(best[K - 1] >> 33), pooled), min(prev[0], min(prev[1], prev[2])));
       // v13: the first batch (the centre's) starts with a bound instead of empty lists: the largest key >> 33 of the
       // K positions nearest the window centre (step_order_table's seed slots). K real positions lie at or below it,
       // so the partition's final K-th key does too; without it each of the 3 lists first fills with K entrants.
@@ -525,6 +589,46 @@ GME_UNROLL
           bound = slot == kNoSeed ? ~0u : max(bound, static_cast<uint32_t>(s_pen[slot == kNoSeed ? 0 : slot] >> 33) + sad);
         }
         worst = min(worst, bound);
+        // v14: a pre-pass over the centre batch tightens that bound. Every position of the partition in this batch
+        // belongs to one of 2 C cosets (C = ceil(K / 2); this lane's step st, even or odd half of a pair: coset
+        // (st mod C, half)); the 3 lanes' minima of (penalty key >> 33) + SAD per coset are combined, and the K-th
+        // smallest coset minimum is the bound: the cosets are disjoint, so K distinct positions lie at or below it.
+        // Sums are saturated at 65535, which stands for "no bound" (a coset without a position under 2^16 gives
+        // none); below that they are exact (the screen's argument). The cosets interleave finely (a step is 24
+        // positions of one or two window rows), so each holds a position near the batch's best matches.
+        constexpr int kClasses = (K + 1) / 2;
+        uint32_t cm[kClasses];
+GME_UNROLL
+        for (int c = 0; c < kClasses; ++c) cm[c] = ~0u;
+        for (int st0 = 0; st0 < steps; st0 += kClasses) {
+GME_UNROLL
+          for (int c = 0; c < kClasses; ++c) {
+            if (st0 + c < steps) {
+              const int b = slice + kStepPairs * (st0 + c);
+GME_UNROLL
+              for (int j = 0; j < 4; ++j) cm[c] = add_sat_min_u16x2(row[b + j * kSlices], half2[b + j * kSlices], cm[c]);
+            }
+          }
+        }
+        uint32_t* s_coset = s_tile;  // kCosetBytes: column tid, row c
+GME_UNROLL
+        for (int c = 0; c < kClasses; ++c) s_coset[c * kThreads + tid] = cm[c];
+        __syncthreads();  // uniform: every thread's first batch is the centre batch
+        uint32_t m1 = 0, m2 = 0;  // the largest and second largest coset minima
+GME_UNROLL
+        for (int c = 0; c < kClasses; ++c) {
+          const uint32_t* col = s_coset + c * kThreads + kSlices * list_part;
+          const uint32_t x = min_u16x2(col[0], min_u16x2(col[1], col[2]));
+GME_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const uint32_t y = e ? x >> 16 : x & 0xffffu;
+            m2 = max(m2, min(m1, y));
+            m1 = max(m1, y);
+          }
+        }
+        const uint32_t kth = (2 * kClasses == K) ? m1 : m2;  // odd K: K of K + 1 cosets
+        worst = min(worst, kth >= 0xffffu ? ~0u : kth);
+        if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses s_coset's memory
       }
       // v12: the screen in u16 halves, two positions per packed add (add_min_u16x2). Exact for the kernel's result:
       // a position with (penalty key >> 33) + SAD <= bound has both terms and the sum below 2^16 when the bound is
@@ -585,21 +689,30 @@ GME_UNROLL
   // consecutive threads write consecutive 16-byte pieces, so a warp store is 512 contiguous bytes (one partition
   // per thread, K x 8 bytes apart, would make 8-byte pieces: 41 x K separate transactions, which over PCIe to a
   // host buffer cost far more than the kernel).
+  // v14: each of the 123 list threads places its own entries: the rank of its i-th key in the partition's union is
+  // i plus the keys below it in the two other lists (sorted, so two pointers that only advance), and a key of rank
+  // under K is the partition's rank-th candidate. Keys are unique, so the ranks are; the union holds the
+  // partition's top K (unfilled entries, ~0, rank K or more). Before, 41 threads inserted 3 K keys each into a
+  // fourth list, a serial chain of 3 K insertions per partition.
   uint2* s_out = reinterpret_cast<uint2*>(smem + kNumPartitions * kSlices * K * 8);
-  if (tid < kNumPartitions) {
-    uint64_t fin[K];
-GME_UNROLL
-    for (int i = 0; i < K; ++i) fin[i] = ~0ull;
-    for (int j = 0; j < kSlices * K; ++j) insert_key<K>(fin, s_merge[tid * kSlices * K + j]);
+  if (worker) {
+    const uint64_t* o1 = s_merge + (part * kSlices + (slice + 1) % kSlices) * K;
+    const uint64_t* o2 = s_merge + (part * kSlices + (slice + 2) % kSlices) * K;
+    int p1 = 0, p2 = 0;  // keys of o1 / o2 below the current key
 GME_UNROLL
     for (int i = 0; i < K; ++i) {
+      const uint64_t key = best[i];
+      while (p1 < K && o1[p1] < key) ++p1;
+      while (p2 < K && o2[p2] < key) ++p2;
+      const int rank = i + p1 + p2;
+      if (rank >= K) break;  // and so are the later keys of this list
       int dx, dy;
-      spiral_offset_dev(static_cast<int>(fin[i] & ((1u << kSpiralBits) - 1)), dx, dy);
+      spiral_offset_dev(static_cast<int>(key & ((1u << kSpiralBits) - 1)), dx, dy);
       const int mvx = centre.x + 4 * dx, mvy = centre.y + 4 * dy;
       const uint64_t pen =
           static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(se_bits_dev(mvx - pred.x) + se_bits_dev(mvy - pred.y));
-      const uint32_t sad = static_cast<uint32_t>(((fin[i] >> kSpiralBits) - pen) >> kLambdaBits);
-      s_out[tid * K + i] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
+      const uint32_t sad = static_cast<uint32_t>(((key >> kSpiralBits) - pen) >> kLambdaBits);
+      s_out[part * K + rank] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
     }
   }
   __syncthreads();

@@ -92,9 +92,11 @@ struct Counts {
   bool exact = true;
 };
 
-enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kStepQueue, kSeed, kNumVariants };
-const char* const kVariantNames[] = {"v7", "share", "order", "both", "queue", "step", "share+step", "step+queue",
-                                     "seed"};
+// coset+u0 is kernel v14; oracle starts the centre batch with the exact final bound (what no pre-pass can beat).
+enum Variant { kV7, kShare, kOrder, kBoth, kQueue, kStep, kShareStep, kStepQueue, kSeed, kCoset, kCosetU0, kOracle,
+               kNumVariants };
+const char* const kVariantNames[] = {"v7",   "share", "order",    "both",  "queue", "step", "share+step",
+                                     "step+queue", "seed", "coset", "coset+u0", "oracle"};
 
 struct Sim {
   int range, win, groups_per_row, num_groups, k, queue;
@@ -141,9 +143,11 @@ struct Sim {
   }
 
   void run(Variant v, Counts& c) const {
-    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep || v == kStepQueue || v == kSeed;
+    const bool coset = v == kCoset || v == kCosetU0;
+    const bool seeded = v == kSeed || v == kOracle || coset;
+    const bool share = v == kShare || v == kBoth || v == kQueue || v == kShareStep || v == kStepQueue || seeded;
     const bool order = v == kOrder || v == kBoth || v == kQueue;
-    const bool step_order = v == kStep || v == kShareStep || v == kStepQueue || v == kSeed;
+    const bool step_order = v == kStep || v == kShareStep || v == kStepQueue || seeded;
     const int cap = (v == kQueue || v == kStepQueue) ? queue : 0;
     std::vector<std::vector<uint64_t>> best(kThreads, std::vector<uint64_t>(k, ~0ull));
     std::vector<uint32_t> last_worst(kThreads, 0xFFFFFFFFu);  // each list's K-th key >> 33 after the last batch
@@ -177,7 +181,14 @@ struct Sim {
       // seed: in the first batch, every list of partition p starts with the bound max(key >> 33) over the K valid
       // positions of the batch nearest the window centre (smallest spiral index): K real positions at or below it.
       std::vector<uint32_t> seed(kNumPartitions, 0xFFFFFFFFu);
-      if (v == kSeed && i == 0) {
+      if (v == kOracle && i == 0) {
+        for (int p = 0; p < kNumPartitions; ++p) {
+          std::vector<uint64_t> want(k, ~0ull);
+          for (size_t slot = 0; slot < static_cast<size_t>(num_groups) * 4; ++slot)
+            if (key(p, slot) < kInvalidPenKey) insert(want, key(p, slot));
+          seed[p] = static_cast<uint32_t>(want[k - 1] >> 33);
+        }
+      } else if (seeded && i == 0) {
         std::vector<std::pair<uint32_t, size_t>> near;  // (spiral index, slot)
         for (size_t slot = 4 * static_cast<size_t>(g0); slot < 4 * static_cast<size_t>(g0 + groups); ++slot) {
           const uint64_t key0 = key(0, slot);
@@ -190,8 +201,37 @@ struct Sim {
             for (int q = 0; q < k; ++q) seed[p] = std::max(seed[p], static_cast<uint32_t>(key(p, near[q].second) >> 33));
           }
       }
+      // coset: a pre-pass over the first batch; lane t's positions of natural step st, pair j, half e go to coset
+      // (st mod nc, e), nc = ceil(K / 2); the 3 lanes' minima of a coset are combined, and the bound is the K-th
+      // smallest coset minimum (K distinct positions lie at or below it).
+      std::vector<uint32_t> lane_bound(kThreads, 0xFFFFFFFFu);
+      if (coset && i == 0) {
+        const int nc = (k + 1) / 2;
+        std::vector<std::vector<uint32_t>> cm(kThreads, std::vector<uint32_t>(2 * nc, 0xFFFFFFFFu));
+        for (int t = 0; t < kThreads; ++t) {
+          const int part = std::min(t / kSlices, kNumPartitions - 1), slice = t % kSlices;
+          for (int st = 0; st < trips; ++st)
+            for (int j = 0; j < 4; ++j)
+              for (int e = 0; e < 2; ++e) {
+                const int m = kSlices * (4 * st + j) + slice;
+                if (m >= pairs) continue;
+                const uint64_t kk = key(part, 4 * static_cast<size_t>(g0) + 2 * m + e);
+                uint32_t c16 = static_cast<uint32_t>(std::min<uint64_t>(kk >> 33, 0xFFFFFFFFu));
+                uint32_t& slot = cm[t][2 * (st % nc) + e];
+                slot = std::min(slot, c16);
+              }
+        }
+        auto kth = [&](std::vector<uint32_t> c) { std::sort(c.begin(), c.end()); return c[k - 1]; };
+        for (int t = 0; t < kThreads; ++t) {
+          const int part = std::min(t / kSlices, kNumPartitions - 1);
+          std::vector<uint32_t> c(2 * nc, 0xFFFFFFFFu);
+          for (int s2 = 0; s2 < kSlices; ++s2)
+            for (int q = 0; q < 2 * nc; ++q) c[q] = std::min(c[q], cm[kSlices * part + s2][q]);
+          lane_bound[t] = kth(c);
+        }
+      }
       for (int t = 0; t < kThreads; ++t) {
-        worst[t] = static_cast<uint32_t>(best[t][k - 1] >> 33);
+        worst[t] = std::min(lane_bound[t], static_cast<uint32_t>(best[t][k - 1] >> 33));
         const int part = std::min(t / kSlices, kNumPartitions - 1);
         if (share)
           for (int s = 0; s < kSlices; ++s) worst[t] = std::min(worst[t], last_worst[kSlices * part + s]);
@@ -272,6 +312,17 @@ struct Sim {
         if (cap) drain();
       }
       for (int t = 0; t < kThreads; ++t) last_worst[t] = worst[t];
+      // coset+u0: at the end of the centre batch each list's bound becomes the K-th smallest key >> 33 of its
+      // partition's 3 lists together (pooling after every batch measured 145 trips against 168, but cost more in the
+      // kernel than it saved).
+      if (v == kCosetU0 && i == 0)
+        for (int p = 0; p < kNumPartitions; ++p) {
+          std::vector<uint32_t> u;
+          for (int s2 = 0; s2 < kSlices; ++s2)
+            for (uint64_t key : best[kSlices * p + s2]) u.push_back(static_cast<uint32_t>(std::min<uint64_t>(key >> 33, 0xFFFFFFFFu)));
+          std::sort(u.begin(), u.end());
+          for (int s2 = 0; s2 < kSlices; ++s2) last_worst[kSlices * p + s2] = std::min(last_worst[kSlices * p + s2], u[k - 1]);
+        }
     }
     // Merge and check against the exact top-K of every partition.
     for (int p = 0; p < kNumPartitions; ++p) {
