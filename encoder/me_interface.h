@@ -220,6 +220,11 @@ class PictureIntegerSearch {
   // complete). The answer stays valid until the next search(). The caller keeps the answer and the request's
   // pictures alive until every row was waited for. Producers that answer in full return at once.
   virtual int wait_rows(int rows) { (void)rows; return INT32_MAX; }
+  // Sends a picture that later calls will name as a reference (by `id`, as in PictureSearchRequest::ref_ids) ahead
+  // of them: the encoder hands over each reconstruction as soon as its picture is done, so the next P picture's
+  // search finds its reference resident and sends only the current picture. The plane is read before this returns.
+  // Producers that keep no pictures ignore it. Same candidates either way.
+  virtual void preload(const Plane& plane, int id) { (void)plane; (void)id; }
 };
 
 // ---- What the macroblock loop sees -------------------------------------------------------------------------

@@ -278,6 +278,13 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
   res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
+  if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now
+    const auto t_pre = Clock::now();
+    s.picture_search->preload(rec->plane[0], rec->id);
+    const double pre = seconds_since(t_pre);
+    res.times.integer_me += pre;
+    res.times.picture_search += pre;
+  }
 
   res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
   res.times.total = seconds_since(t_start);

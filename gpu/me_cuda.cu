@@ -237,12 +237,43 @@ constexpr int kBands = GME_CUDA_BANDS;  // at most
 // at least (the first starts on the first chunk of the upload).
 constexpr int kBandMbs = GME_CUDA_BAND_MBS;
 int bands_for(int num_mbs) { return kBandMbs > 0 ? std::clamp(num_mbs / kBandMbs, 2, kBands) : kBands; }
+// Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
+// the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts as soon as its rows are staged,
+// and the GPU fills while the host stages the next band. Measured on the H100 (RESULTS.md, eighth session): at
+// 1080p (8 bands of 1020 macroblocks) the split took 0.03 ms off the picture; at 640x480 (4 bands of 300) it added
+// 0.01-0.02 ms at K = 1 (the 10-row bands end later) and nothing at K = 8, hence the size rule.
+#ifndef GME_CUDA_FIRST_BAND_DIV
+#define GME_CUDA_FIRST_BAND_DIV 3
+#endif
+#ifndef GME_CUDA_FIRST_BAND_SPLIT_MBS
+#define GME_CUDA_FIRST_BAND_SPLIT_MBS 600
+#endif
+constexpr int kFirstBandDiv = GME_CUDA_FIRST_BAND_DIV;
+constexpr int kFirstBandSplitMbs = GME_CUDA_FIRST_BAND_SPLIT_MBS;
+// Macroblock row where each of `bands` bands starts, and mb_height at the end.
+std::vector<int> band_starts(int mb_width, int mb_height, int bands) {
+  std::vector<int> start = {0};
+  if (bands > 1) {
+    const int equal = (mb_height + bands - 1) / bands;
+    const int first = equal * mb_width > kFirstBandSplitMbs ? std::max(1, equal / kFirstBandDiv) : equal;
+    start.push_back(std::min(mb_height, first));
+    const int rest = (mb_height - start.back() + bands - 2) / (bands - 1);
+    while (start.back() < mb_height) start.push_back(std::min(mb_height, start.back() + std::max(1, rest)));
+  } else {
+    start.push_back(mb_height);
+  }
+  return start;
+}
+// The band holding macroblock row `row` (band_starts' layout).
+int band_of_row(const std::vector<int>& start, int row) {
+  return static_cast<int>(std::upper_bound(start.begin(), start.end(), row) - start.begin()) - 1;
+}
 
 class CudaSearch final : public GpuPictureSearch {
  public:
   CudaSearch(int device, StartupTrace& trace);
   ~CudaSearch() override {
-    if (fly_.active) cudaDeviceSynchronize();  // no DMA into buffers about to be freed
+    cudaDeviceSynchronize();  // no DMA (a call in flight, a preload) into or out of buffers about to be freed
   }
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return name_.c_str(); }
@@ -252,6 +283,7 @@ class CudaSearch final : public GpuPictureSearch {
   void set_pipelined(bool on) override { pipelined_ = on; }
   void set_direct_candidates(bool on) override { direct_ = on; }
   int wait_rows(int rows) override;
+  void preload(const Plane& plane, int id) override;
 
  private:
   // A picture kept on the device (luma, no border), found again by its content id.
@@ -261,6 +293,8 @@ class CudaSearch final : public GpuPictureSearch {
     uint64_t last_use = 0;
     DeviceBuffer pixels;
     PinnedBuffer staging;
+    Event landed;          // recorded after a preload()'s copy
+    bool landing = false;  // a preload()'s copy may still be under way: wait for `landed` before use or reuse
   };
   struct Pending {  // a picture to send in this call
     Resident* dst;
@@ -272,7 +306,8 @@ class CudaSearch final : public GpuPictureSearch {
   struct InFlight {
     bool active = false;
     std::vector<Launch> launches;
-    int band_mbs = 1, bands = 0, mb_height = 0, ready_rows = 0;
+    std::vector<int> band_start;  // band_starts()
+    int bands = 0, mb_height = 0, ready_rows = 0;
     bool tables = false, uploaded = false;
     PictureSearchRequest req;
     PictureCandidates* out = nullptr;
@@ -377,6 +412,10 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
       if (!victim || r->last_use < victim->last_use) victim = r.get();
     }
   }
+  if (victim->landing) {  // its preload's copy still reads the staging buffer about to be refilled
+    CUDA_CHECK(cudaEventSynchronize(victim->landed.get()));
+    victim->landing = false;
+  }
   const size_t bytes = static_cast<size_t>(plane.width) * plane.height;
   victim->pixels.reserve(bytes);
   victim->staging.reserve(bytes);
@@ -388,6 +427,30 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
   timing_.uploaded_bytes += static_cast<int64_t>(bytes);
   ++timing_.pictures_uploaded;
   return victim;
+}
+
+void CudaSearch::preload(const Plane& plane, int id) {
+  if (failed_ || id < 0) return;
+  try {
+    drain();  // a call in flight may read any resident picture
+    if (failed_) return;
+    CUDA_CHECK(cudaSetDevice(device_));
+    std::vector<Resident*> none;
+    std::vector<Pending> pending;
+    // Room for one picture more than the pictures held (3 at least: a call's current picture and reference, and
+    // this one); otherwise the least recently used goes, which after a search is that call's current picture.
+    Resident* r = acquire(plane, id, none, std::max<size_t>(resident_.size(), 3), pending);
+    if (pending.empty()) return;  // already on the device under this id
+    const int width = plane.width;
+    uint8_t* dst = r->staging.as<uint8_t>();
+    for (int y = 0; y < plane.height; ++y) std::memcpy(dst + static_cast<size_t>(y) * width, plane.row(y), width);
+    CUDA_CHECK(cudaMemcpyAsync(r->pixels.as<uint8_t>(), dst, static_cast<size_t>(width) * plane.height,
+                               cudaMemcpyHostToDevice, copy_.get()));
+    CUDA_CHECK(cudaEventRecord(r->landed.get(), copy_.get()));
+    r->landing = true;
+  } catch (const CudaError& e) {
+    fall_back(e);
+  }
 }
 
 void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
@@ -447,13 +510,13 @@ void CudaSearch::complete_rows(int rows) {
     fly_.out = nullptr;
     return;
   }
-  const int last_band = std::min(fly_.bands - 1, (std::min(rows, fly_.mb_height) - 1) / fly_.band_mbs);
+  const int last_band = std::min(fly_.bands - 1, band_of_row(fly_.band_start, std::min(rows, fly_.mb_height) - 1));
   for (size_t i = 0; i < fly_.launches.size(); ++i) {
     if (fly_.launches[i].band > last_band) continue;
     CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
     if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
   }
-  fly_.ready_rows = std::min(fly_.mb_height, (last_band + 1) * fly_.band_mbs);
+  fly_.ready_rows = std::min(fly_.mb_height, fly_.band_start[last_band + 1]);
   if (fly_.ready_rows >= fly_.mb_height) complete_rows(fly_.mb_height);  // the last band: time the call
 }
 
@@ -486,6 +549,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   in_use.push_back(acquire(*req.cur, req.cur_id, in_use, max_resident, pending));
   for (int r = 0; r < num_refs; ++r)
     in_use.push_back(acquire(*req.refs[r], req.ref_ids.empty() ? -1 : req.ref_ids[r], in_use, max_resident, pending));
+  // A preloaded reference whose copy has not been seen to finish: the kernels (other streams) must not read it
+  // before. It was sent a picture's bookkeeping ago, so this rarely waits.
+  for (Resident* r : in_use)
+    if (r->landing) {
+      CUDA_CHECK(cudaEventSynchronize(r->landed.get()));
+      r->landing = false;
+    }
 
   // Mapped inputs (pipelined with direct candidates, the encoder's case): the integer kernels read the window centres
   // and predictors, and the current picture while it is still in transit, straight from the page-locked buffers the
@@ -530,14 +600,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     h_tab_.reserve(n * ranks * sizeof(SubpelTable));
   }
 
-  // Bands of macroblock rows; upload chunk u carries pixel rows [u * band_px, (u + 1) * band_px) of every pending
+  // Bands of macroblock rows; upload chunk u carries band u's pixel rows of every pending
   // picture, so a band's kernel needs chunks up to the one holding the lowest row it reads of a picture in transit:
   // its own rows of the current picture, its windows' lowest row of the reference.
   const int height = req.cur->height, width = req.cur->width;
   const int bands_wanted = pipelined_ ? bands_for(num_mbs) : 1;
-  const int band_mbs = (req.mb_height + bands_wanted - 1) / bands_wanted;
-  const int bands = (req.mb_height + band_mbs - 1) / band_mbs;
-  const int band_px = 16 * band_mbs;
+  const std::vector<int> band_start = band_starts(req.mb_width, req.mb_height, bands_wanted);
+  const int bands = static_cast<int>(band_start.size()) - 1;
   const int streams = pipelined_ ? kStreams : 1;
   std::vector<Launch> launches;
   auto in_transit = [&pending](const Resident* r) {
@@ -545,7 +614,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   };
   for (int r = 0; r < num_refs; ++r)
     for (int b = 0; b < bands; ++b) {
-      const int row0 = b * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
+      const int row0 = band_start[b], row1 = band_start[b + 1];
       int lowest = in_transit(in_use[0]) ? 16 * row1 - 1 : 0;
       if (in_transit(in_use[1 + r])) {
         int max_cy = INT_MIN;
@@ -553,7 +622,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
           max_cy = std::max(max_cy, req.centre[static_cast<size_t>(r) * num_mbs + mb].y / 4);
         lowest = std::max(lowest, std::min(height - 1, std::max(16 * row1 - 1, 16 * row1 - 1 + max_cy + req.search_range)));
       }
-      launches.push_back({r, b, pipelined_ ? lowest / band_px : bands - 1});
+      launches.push_back({r, b, pipelined_ ? band_of_row(band_start, lowest / 16) : bands - 1});
     }
   std::stable_sort(launches.begin(), launches.end(), [](const Launch& x, const Launch& y) { return x.chunk < y.chunk; });
 
@@ -569,7 +638,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       if (mapped && !in_transit(in_use[1 + l.ref])) wait = order_sent ? ev_params_.get() : nullptr;
       if (wait) CUDA_CHECK(cudaStreamWaitEvent(st, wait, 0));
       if (next == 0) CUDA_CHECK(cudaEventRecord(ev_kernel_start_.get(), st));
-      const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
+      const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
       KernelArgs a = kernel_args(req, g);
       a.cur = mapped && in_transit(in_use[0]) ? in_use[0]->staging.device_as<uint8_t>() : in_use[0]->pixels.as<uint8_t>();
       a.ref = in_use[1 + l.ref]->pixels.as<uint8_t>();
@@ -602,7 +671,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     const Launch& l = launches[i];
     if (!pending.empty()) CUDA_CHECK(cudaStreamWaitEvent(st, ev_uploaded_.get(), 0));
     if (pipelined_) CUDA_CHECK(cudaStreamWaitEvent(st, pool_event(direct_ ? done_ev_ : kernel_ev_, i).get(), 0));
-    const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
+    const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
     SubpelKernelArgs sa = subpel_kernel_args(req);
     sa.cur = in_use[0]->pixels.as<uint8_t>();
     sa.ref = in_use[1 + l.ref]->pixels.as<uint8_t>();
@@ -621,18 +690,30 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     // Everything resident: the parameters are the only upload.
     launch_ready(0);
   } else {
+    // Mapped with every reference resident (the encoder's steady state: it preloads each reconstruction), a band's
+    // kernel needs only its rows of the current picture staged, not sent: it is launched before the chunk's DMA
+    // is queued, which takes that call off the path to the kernel.
+    const bool early = mapped && std::none_of(in_use.begin() + 1, in_use.end(), in_transit);
     for (int u = 0; u < bands; ++u) {
       // Strip the border into page-locked memory and send at once: the host copy of the next chunk overlaps this
       // chunk's DMA, and the kernels of earlier bands.
-      const int y0 = u * band_px, rows = std::min(band_px, height - y0);
+      const int y0 = 16 * band_start[u], rows = std::min(16 * band_start[u + 1], height) - y0;
+      auto send = [&](const Pending& p) {
+        CUDA_CHECK(cudaMemcpyAsync(p.dst->pixels.as<uint8_t>() + static_cast<size_t>(y0) * width,
+                                   p.dst->staging.as<uint8_t>() + static_cast<size_t>(y0) * width,
+                                   static_cast<size_t>(rows) * width, cudaMemcpyHostToDevice, copy_.get()));
+      };
       for (const Pending& p : pending) {
         uint8_t* dst = p.dst->staging.as<uint8_t>() + static_cast<size_t>(y0) * width;
         for (int y = 0; y < rows; ++y) std::memcpy(dst + static_cast<size_t>(y) * width, p.src->row(y0 + y), width);
-        CUDA_CHECK(cudaMemcpyAsync(p.dst->pixels.as<uint8_t>() + static_cast<size_t>(y0) * width, dst,
-                                   static_cast<size_t>(rows) * width, cudaMemcpyHostToDevice, copy_.get()));
+        if (!early) send(p);  // this picture's DMA overlaps the next one's staging
+      }
+      if (early) {
+        launch_ready(u + 1);
+        for (const Pending& p : pending) send(p);
       }
       CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, u).get(), copy_.get()));
-      launch_ready(u + 1);
+      if (!early) launch_ready(u + 1);
     }
   }
   if (!pending.empty()) CUDA_CHECK(cudaEventRecord(ev_uploaded_.get(), copy_.get()));
@@ -659,7 +740,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     CUDA_CHECK(cudaEventRecord(ev_end_.get(), join_.get()));
     fly_.active = true;
     fly_.launches = launches;
-    fly_.band_mbs = band_mbs;
+    fly_.band_start = band_start;
     fly_.bands = bands;
     fly_.mb_height = req.mb_height;
     fly_.ready_rows = 0;
@@ -673,7 +754,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     for (size_t i = 0; !req.zero_copy && i < launches.size(); ++i) {  // copy each band out as it lands
       CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
       const Launch& l = launches[i];
-      const int row0 = l.band * band_mbs, row1 = std::min(req.mb_height, row0 + band_mbs);
+      const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
       const size_t first = (static_cast<size_t>(l.ref) * num_mbs + static_cast<size_t>(row0) * req.mb_width) * per_mb;
       std::memcpy(out.data.data() + first, h_out_.as<Candidate>() + first,
                   static_cast<size_t>(row1 - row0) * req.mb_width * per_mb * sizeof(Candidate));

@@ -625,9 +625,12 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
 TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
   // The encoder's request: zero copy, tables, progressive. The macroblock loop asks for rows as it reaches them;
   // every row it was told is ready must hold the twin's candidates and tables, whatever has landed after it.
+  // 1920x720 has bands of more than 600 macroblocks, so its first band is a third of the others (band_starts).
   std::mt19937 rng(8080);
-  for (int refs : {1, 2}) {
-    Scene s = make_scene(11, 17, refs, 16, 8, rng);
+  struct Shape { int mbw, mbh, refs, range, k; };
+  for (const Shape& sh : {Shape{11, 17, 1, 16, 8}, Shape{11, 17, 2, 16, 8}, Shape{120, 45, 1, 4, 2}}) {
+    const int refs = sh.refs;
+    Scene s = make_scene(sh.mbw, sh.mbh, refs, sh.range, sh.k, rng);
     s.req.zero_copy = true;
     s.req.progressive = true;
     s.req.subpel_metric = 2;
@@ -763,6 +766,38 @@ TEST_F(GpuMeCuda, KeepsPicturesResidentById) {
   s2.req.refs = {&s2.planes[0]};
   s2.req.ref_ids = {11};
   expect_same_as_twin(s2.req);
+}
+
+// The encoder preloads each reconstruction when its picture is done (PictureIntegerSearch::preload): the next
+// search must read the preloaded pixels from the device and send only its current picture.
+TEST_F(GpuMeCuda, PreloadedReferencesAreNotSentAgain) {
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  std::mt19937 rng(91);
+  Scene s = make_scene(5, 4, 2, 8, 8, rng);
+  search_->preload(s.planes[1], 20);
+  search_->preload(s.planes[2], 21);
+  search_->preload(s.planes[2], 21);  // already on the device: nothing sent
+  search_->preload(s.planes[1], -1);  // no id: ignored
+  // The request names the preloaded ids with planes holding other pixels: only the device's copies give the twin's
+  // answer on the original pictures.
+  Scene other = make_scene(5, 4, 2, 8, 8, rng);
+  PictureSearchRequest req = s.req;
+  req.refs = {&other.planes[1], &other.planes[2]};
+  req.ref_ids = {20, 21};
+  PictureCandidates got, want;
+  got.resize(2, req.mb_width * req.mb_height, req.top_k);
+  for (Candidate& c : got.data) { c.mv = MV(-1111, 2222); c.sad = 0xDEADBEEF; }
+  search_->search(req, got);
+  twin_.search(s.req, want);
+  EXPECT_TRUE(same_candidates(got, want)) << describe(req);
+  EXPECT_EQ(gpu->last_timing().pictures_uploaded, 1);
+  EXPECT_EQ(gpu->last_timing().pictures_reused, 2);
+  // More preloads than the device keeps: the least recently used go, and a search naming an evicted id sends its
+  // picture again (right answer either way).
+  for (int i = 0; i < 4; ++i) search_->preload(other.planes[i % 3], 30 + i);
+  s.req.ref_ids = {20, 21};
+  expect_same_as_twin(s.req);
 }
 
 }  // namespace

@@ -28,9 +28,10 @@ if want sanitize; then
 echo "== 2. compute-sanitizer"
 san() { local tool=$1; shift; compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >>"$out/sanitizer.log" 2>&1;
         echo "$tool rc=$? : $*" | tee -a "$out/sanitizer.log"; }
-san memcheck --leak-check full bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.KeepsPicturesResidentById:GpuMeCuda.MatchesTwinAtRange64And128:GpuMeCuda.SubpelTablesMatchTwin:GpuMeCuda.ProgressiveAnswerLandsRowByRow'
-san racecheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.SubpelTablesMatchTwin:GpuMeCuda.ProgressiveAnswerLandsRowByRow'
+san memcheck --leak-check full bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.KeepsPicturesResidentById:GpuMeCuda.MatchesTwinAtRange64And128:GpuMeCuda.SubpelTablesMatchTwin:GpuMeCuda.ProgressiveAnswerLandsRowByRow:GpuMeCuda.PreloadedReferencesAreNotSentAgain'
+san racecheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.SubpelTablesMatchTwin:GpuMeCuda.ProgressiveAnswerLandsRowByRow:GpuMeCuda.PreloadedReferencesAreNotSentAgain'
 san synccheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.SubpelTablesMatchTwin'
+san initcheck bin/gme_tests --gtest_filter='GpuMeCuda.MatchesTwinSmall:GpuMeCuda.PreloadedReferencesAreNotSentAgain'
 san memcheck bin/lencod -d cfg/encoder_baseline.cfg -p InputFile=sequences/megamind_176x144.yuv.gz -p SourceWidth=176 \
   -p SourceHeight=144 -p FramesToBeEncoded=4 -p GPUIntegerME=1 -p NumberReferenceFrames=2 -p OutputFile=$tmp/s.264
 grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.log" | sort | uniq -c
