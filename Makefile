@@ -12,7 +12,7 @@ BUILD    ?= build
 NVCC := $(shell command -v nvcc 2>/dev/null)
 ifneq ($(NVCC),)
   CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP -Xcompiler -Wall,-Wextra,-Werror \
+  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings \
                 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
   CU_SRCS    := $(wildcard gpu/*.cu)
   CXXFLAGS   += -DGME_HAVE_CUDA=1 -I$(CUDA_HOME)/include

@@ -322,6 +322,13 @@ class CudaSearch final : public GpuPictureSearch {
   void fall_back(const std::exception& e);
   Resident* acquire(const Plane& plane, int id, const std::vector<Resident*>& in_use, size_t max_resident,
                     std::vector<Pending>& pending);
+  // Waits until a preload()'s copy out of r's staging buffer has finished (the host is about to refill the buffer,
+  // or kernels on other streams are about to read r's pixels). Sent a picture's bookkeeping ago: rarely waits.
+  static void settle(Resident& r);
+  // Copies rows [y0, y0 + rows) of `src` into r's page-locked staging buffer, without the plane's border; then
+  // send_rows() queues their DMA to r's device copy on the copy stream.
+  static void stage_rows(Resident& r, const Plane& src, int y0, int rows);
+  void send_rows(Resident& r, int y0, int rows);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i);
 
   int device_ = 0;
@@ -412,10 +419,7 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
       if (!victim || r->last_use < victim->last_use) victim = r.get();
     }
   }
-  if (victim->landing) {  // its preload's copy still reads the staging buffer about to be refilled
-    CUDA_CHECK(cudaEventSynchronize(victim->landed.get()));
-    victim->landing = false;
-  }
+  settle(*victim);  // its staging buffer is about to be refilled
   const size_t bytes = static_cast<size_t>(plane.width) * plane.height;
   victim->pixels.reserve(bytes);
   victim->staging.reserve(bytes);
@@ -427,6 +431,23 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
   timing_.uploaded_bytes += static_cast<int64_t>(bytes);
   ++timing_.pictures_uploaded;
   return victim;
+}
+
+void CudaSearch::settle(Resident& r) {
+  if (!r.landing) return;
+  CUDA_CHECK(cudaEventSynchronize(r.landed.get()));
+  r.landing = false;
+}
+
+void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) {
+  uint8_t* dst = r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width;
+  for (int y = 0; y < rows; ++y) std::memcpy(dst + static_cast<size_t>(y) * r.width, src.row(y0 + y), r.width);
+}
+
+void CudaSearch::send_rows(Resident& r, int y0, int rows) {
+  const size_t off = static_cast<size_t>(y0) * r.width;
+  CUDA_CHECK(cudaMemcpyAsync(r.pixels.as<uint8_t>() + off, r.staging.as<uint8_t>() + off,
+                             static_cast<size_t>(rows) * r.width, cudaMemcpyHostToDevice, copy_.get()));
 }
 
 void CudaSearch::preload(const Plane& plane, int id) {
@@ -441,11 +462,8 @@ void CudaSearch::preload(const Plane& plane, int id) {
     // this one); otherwise the least recently used goes, which after a search is that call's current picture.
     Resident* r = acquire(plane, id, none, std::max<size_t>(resident_.size(), 3), pending);
     if (pending.empty()) return;  // already on the device under this id
-    const int width = plane.width;
-    uint8_t* dst = r->staging.as<uint8_t>();
-    for (int y = 0; y < plane.height; ++y) std::memcpy(dst + static_cast<size_t>(y) * width, plane.row(y), width);
-    CUDA_CHECK(cudaMemcpyAsync(r->pixels.as<uint8_t>(), dst, static_cast<size_t>(width) * plane.height,
-                               cudaMemcpyHostToDevice, copy_.get()));
+    stage_rows(*r, plane, 0, plane.height);
+    send_rows(*r, 0, plane.height);
     CUDA_CHECK(cudaEventRecord(r->landed.get(), copy_.get()));
     r->landing = true;
   } catch (const CudaError& e) {
@@ -549,13 +567,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   in_use.push_back(acquire(*req.cur, req.cur_id, in_use, max_resident, pending));
   for (int r = 0; r < num_refs; ++r)
     in_use.push_back(acquire(*req.refs[r], req.ref_ids.empty() ? -1 : req.ref_ids[r], in_use, max_resident, pending));
-  // A preloaded reference whose copy has not been seen to finish: the kernels (other streams) must not read it
-  // before. It was sent a picture's bookkeeping ago, so this rarely waits.
-  for (Resident* r : in_use)
-    if (r->landing) {
-      CUDA_CHECK(cudaEventSynchronize(r->landed.get()));
-      r->landing = false;
-    }
+  for (Resident* r : in_use) settle(*r);  // a preloaded reference: the kernels (other streams) read it
 
   // Mapped inputs (pipelined with direct candidates, the encoder's case): the integer kernels read the window centres
   // and predictors, and the current picture while it is still in transit, straight from the page-locked buffers the
@@ -603,7 +615,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   // Bands of macroblock rows; upload chunk u carries band u's pixel rows of every pending
   // picture, so a band's kernel needs chunks up to the one holding the lowest row it reads of a picture in transit:
   // its own rows of the current picture, its windows' lowest row of the reference.
-  const int height = req.cur->height, width = req.cur->width;
+  const int height = req.cur->height;
   const int bands_wanted = pipelined_ ? bands_for(num_mbs) : 1;
   const std::vector<int> band_start = band_starts(req.mb_width, req.mb_height, bands_wanted);
   const int bands = static_cast<int>(band_start.size()) - 1;
@@ -698,19 +710,13 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       // Strip the border into page-locked memory and send at once: the host copy of the next chunk overlaps this
       // chunk's DMA, and the kernels of earlier bands.
       const int y0 = 16 * band_start[u], rows = std::min(16 * band_start[u + 1], height) - y0;
-      auto send = [&](const Pending& p) {
-        CUDA_CHECK(cudaMemcpyAsync(p.dst->pixels.as<uint8_t>() + static_cast<size_t>(y0) * width,
-                                   p.dst->staging.as<uint8_t>() + static_cast<size_t>(y0) * width,
-                                   static_cast<size_t>(rows) * width, cudaMemcpyHostToDevice, copy_.get()));
-      };
       for (const Pending& p : pending) {
-        uint8_t* dst = p.dst->staging.as<uint8_t>() + static_cast<size_t>(y0) * width;
-        for (int y = 0; y < rows; ++y) std::memcpy(dst + static_cast<size_t>(y) * width, p.src->row(y0 + y), width);
-        if (!early) send(p);  // this picture's DMA overlaps the next one's staging
+        stage_rows(*p.dst, *p.src, y0, rows);
+        if (!early) send_rows(*p.dst, y0, rows);  // this picture's DMA overlaps the next one's staging
       }
       if (early) {
         launch_ready(u + 1);
-        for (const Pending& p : pending) send(p);
+        for (const Pending& p : pending) send_rows(*p.dst, y0, rows);
       }
       CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, u).get(), copy_.get()));
       if (!early) launch_ready(u + 1);

@@ -260,19 +260,6 @@ __device__ __forceinline__ uint32_t add_u16x2(uint32_t a, uint32_t b) {
 #endif
 }
 
-// Per 16-bit half: min((a + b) mod 2^16, c), Hopper's DPX add-and-min: one packed instruction screens two positions
-// where the 32-bit screen took an extract, an add and a compare for each.
-__device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  uint32_t d;
-  asm("{.reg .b32 t; add.u16x2 t, %1, %2; min.u16x2 %0, t, %3;}" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-#else  // host emulation (gpu/kernel_emu.h)
-  const uint32_t s = add_u16x2(a, b);
-  return std::min(s & 0xffffu, c & 0xffffu) | (std::min(s >> 16, c >> 16) << 16);
-#endif
-}
-
 // Per 16-bit half: min(a, b) (Hopper: one VIMNMX.U16x2).
 __device__ __forceinline__ uint32_t min_u16x2(uint32_t a, uint32_t b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -284,17 +271,38 @@ __device__ __forceinline__ uint32_t min_u16x2(uint32_t a, uint32_t b) {
 #endif
 }
 
+// Per 16-bit half: min((a + b) mod 2^16, c), Hopper's DPX add-and-min: one packed instruction screens two positions
+// where the 32-bit screen took an extract, an add and a compare for each.
+__device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t d;
+  asm("{.reg .b32 t; add.u16x2 t, %1, %2; min.u16x2 %0, t, %3;}" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else  // host emulation (gpu/kernel_emu.h)
+  return min_u16x2(add_u16x2(a, b), c);
+#endif
+}
+
 // Per 16-bit half: min(min(a + b, 65535), c), the add saturated rather than wrapped: a + min(b, 65535 - a) never
 // passes 65535. The coset pre-pass needs it (a wrapped sum would claim a cost no position has); the screen does not.
 __device__ __forceinline__ uint32_t add_sat_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
   return add_min_u16x2(a, min_u16x2(b, ~a), c);
 }
 
+// The value of an empty list entry: above every real key (each is below 2^56: SAD << 33 < 2^49, lambda * bits <
+// 2^38 shifted by 17) and below the keys of invalid window slots (kInvalidPenKey + SAD), which the insertion's
+// guard therefore keeps out of lists that are not yet full (with ~0, as before v15, they went in and were pushed
+// out later). Measured (H100, doc/GPU.md v15): the K = 8 kernel 0.248-0.251 -> 0.242-0.244 ms at 640x480 SR 32,
+// 1.365-1.370 -> 1.325-1.327 ms at 1080p, in the same calls.
+constexpr uint64_t kEmptyKey = 0x7FEFFFFFFFFFFFFFull;
+static_assert(kEmptyKey < kInvalidPenKey, "keys of invalid slots must stay out of the lists");
+
 // Sorted insertion into K registers (constant indices only, so the list never goes to local memory).
-// One comparison per entry (keys are unique, so key < best[i] decides both whether entry i moves down and whether
-// the key lands there), shared by entry i and entry i + 1.
 template <int K>
 __device__ __forceinline__ void insert_key(uint64_t (&best)[K], uint64_t key) {
+  // One comparison per entry (keys are unique, so key < best[i] decides both whether entry i moves down and whether
+  // the key lands there), shared by entry i and entry i + 1. (Measured and dropped, v15: a min/max chain on the keys'
+  // bits read as doubles, two DMNMX per entry: K = 8 +0.005 ms, K = 16 +0.04 ms; the chain is serial.)
   if (key < best[K - 1]) {
     bool below[K];  // key < best[i]
 GME_UNROLL
@@ -425,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_sear
   const int list_part = min(part, kNumPartitions - 1);  // threads past the last worker rescan partition 40
   uint64_t best[K];
 GME_UNROLL
-  for (int i = 0; i < K; ++i) best[i] = ~0ull;
+  for (int i = 0; i < K; ++i) best[i] = kEmptyKey;
   s_worst[kThreads + tid] = ~0u;  // the bounds the first batch reads: none yet
   int done = 0;                   // batches processed: selects the s_worst half to write
   uint32_t pooled = ~0u;          // v14: the K-th smallest key >> 33 of the partition's 3 lists together
@@ -692,7 +700,7 @@ GME_UNROLL
   // v14: each of the 123 list threads places its own entries: the rank of its i-th key in the partition's union is
   // i plus the keys below it in the two other lists (sorted, so two pointers that only advance), and a key of rank
   // under K is the partition's rank-th candidate. Keys are unique, so the ranks are; the union holds the
-  // partition's top K (unfilled entries, ~0, rank K or more). Before, 41 threads inserted 3 K keys each into a
+  // partition's top K (unfilled entries, kEmptyKey, rank K or more). Before, 41 threads inserted 3 K keys each into a
   // fourth list, a serial chain of 3 K insertions per partition.
   uint2* s_out = reinterpret_cast<uint2*>(smem + kNumPartitions * kSlices * K * 8);
   if (worker) {
