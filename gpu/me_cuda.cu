@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "common/copy_rows.h"
 #include "common/frame.h"
 #include "gpu/me_cuda_kernel.cuh"  // kernel, geometry, KernelArgs (also compiled on the host by tests)
 #include "gpu/me_twin.h"
@@ -173,6 +174,7 @@ class Stream {
 class Event {
  public:
   Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
+  explicit Event(unsigned flags) { CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags)); }
   ~Event() { cudaEventDestroy(e_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -329,7 +331,13 @@ class CudaSearch final : public GpuPictureSearch {
   // send_rows() queues their DMA to r's device copy on the copy stream.
   static void stage_rows(Resident& r, const Plane& src, int y0, int rows);
   void send_rows(Resident& r, int y0, int rows);
-  static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i);
+  static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
+                                 unsigned flags = cudaEventDefault);
+  // A band's completion, never timed: without a timestamp the event is cheaper to record, and the host records
+  // one per band launch between staging the bands (measured with the deferred send below: -0.003 ms per picture).
+  static const Event& done_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
+    return pool_event(pool, i, cudaEventDisableTiming);
+  }
 
   int device_ = 0;
   std::string name_, desc_;
@@ -392,8 +400,8 @@ CudaSearch::CudaSearch(int device, StartupTrace& trace) : device_(device) {
   trace.step("kernel images (17) loaded");
 }
 
-const Event& CudaSearch::pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
-  while (pool.size() <= i) pool.push_back(std::make_unique<Event>());
+const Event& CudaSearch::pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i, unsigned flags) {
+  while (pool.size() <= i) pool.push_back(std::make_unique<Event>(flags));
   return *pool[i];
 }
 
@@ -440,8 +448,7 @@ void CudaSearch::settle(Resident& r) {
 }
 
 void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) {
-  uint8_t* dst = r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width;
-  for (int y = 0; y < rows; ++y) std::memcpy(dst + static_cast<size_t>(y) * r.width, src.row(y0 + y), r.width);
+  copy_rows(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
 }
 
 void CudaSearch::send_rows(Resident& r, int y0, int rows) {
@@ -531,7 +538,7 @@ void CudaSearch::complete_rows(int rows) {
   const int last_band = std::min(fly_.bands - 1, band_of_row(fly_.band_start, std::min(rows, fly_.mb_height) - 1));
   for (size_t i = 0; i < fly_.launches.size(); ++i) {
     if (fly_.launches[i].band > last_band) continue;
-    CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
+    CUDA_CHECK(cudaEventSynchronize(done_event(done_ev_, i).get()));
     if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
   }
   fly_.ready_rows = std::min(fly_.mb_height, fly_.band_start[last_band + 1]);
@@ -671,7 +678,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
           CUDA_CHECK(cudaMemcpyAsync(h_out_.as<uint8_t>() + off, d_out_.as<uint8_t>() + off,
                                      blocks * per_mb * sizeof(Candidate), cudaMemcpyDeviceToHost, st));
         }
-        CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, next).get(), st));
+        CUDA_CHECK(cudaEventRecord(done_event(done_ev_, next).get(), st));
       }
     }
   };
@@ -707,19 +714,22 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     // is queued, which takes that call off the path to the kernel.
     const bool early = mapped && std::none_of(in_use.begin() + 1, in_use.end(), in_transit);
     for (int u = 0; u < bands; ++u) {
-      // Strip the border into page-locked memory and send at once: the host copy of the next chunk overlaps this
-      // chunk's DMA, and the kernels of earlier bands.
+      // Strip the border into page-locked memory (and, unless early, send at once: the host copy of the next chunk
+      // overlaps this chunk's DMA); the kernels of earlier bands run meanwhile.
       const int y0 = 16 * band_start[u], rows = std::min(16 * band_start[u + 1], height) - y0;
       for (const Pending& p : pending) {
         stage_rows(*p.dst, *p.src, y0, rows);
         if (!early) send_rows(*p.dst, y0, rows);  // this picture's DMA overlaps the next one's staging
       }
-      if (early) {
-        launch_ready(u + 1);
-        for (const Pending& p : pending) send_rows(*p.dst, y0, rows);
-      }
-      CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, u).get(), copy_.get()));
-      if (!early) launch_ready(u + 1);
+      if (!early) CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, u).get(), copy_.get()));
+      launch_ready(u + 1);
+    }
+    // Early, no kernel waits for the DMA (they read the staged rows): one copy of each picture after the last
+    // launch takes ~4 us of API time per band off the path between one band's launch and the next (measured:
+    // -0.003 to -0.02 ms per picture, doc/RESULTS.md tenth session). The sub-pel tables and the next call wait for it.
+    if (early) {
+      for (const Pending& p : pending) send_rows(*p.dst, 0, height);
+      CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, bands - 1).get(), copy_.get()));
     }
   }
   if (!pending.empty()) CUDA_CHECK(cudaEventRecord(ev_uploaded_.get(), copy_.get()));
@@ -740,7 +750,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     // One event after every band (and table) of the call: what completing the whole call waits for and times, in
     // one synchronisation and one elapsed-time query instead of one of each per launch after the last band.
     for (size_t i = 0; i < launches.size(); ++i) {
-      CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(done_ev_, i).get(), 0));
+      CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(done_ev_, i).get(), 0));
       if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(tab_ev_, i).get(), 0));
     }
     CUDA_CHECK(cudaEventRecord(ev_end_.get(), join_.get()));
@@ -758,7 +768,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       return;
     }
     for (size_t i = 0; !req.zero_copy && i < launches.size(); ++i) {  // copy each band out as it lands
-      CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, i).get()));
+      CUDA_CHECK(cudaEventSynchronize(done_event(done_ev_, i).get()));
       const Launch& l = launches[i];
       const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
       const size_t first = (static_cast<size_t>(l.ref) * num_mbs + static_cast<size_t>(row0) * req.mb_width) * per_mb;
@@ -773,11 +783,12 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
     if (tables)
       for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, st);
-    CUDA_CHECK(cudaEventRecord(pool_event(done_ev_, 0).get(), st));
-    CUDA_CHECK(cudaEventSynchronize(pool_event(done_ev_, 0).get()));
+    CUDA_CHECK(cudaEventRecord(done_event(done_ev_, 0).get(), st));
+    CUDA_CHECK(cudaEventRecord(ev_end_.get(), st));
+    CUDA_CHECK(cudaEventSynchronize(ev_end_.get()));
     if (!req.zero_copy) std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
     timing_.kernel_ms = elapsed_ms(ev_kernel_start_, ev_kernel_end_);
-    timing_.total_ms = elapsed_ms(ev_start_, pool_event(done_ev_, 0));
+    timing_.total_ms = elapsed_ms(ev_start_, ev_end_);
     if (!pending.empty()) timing_.upload_ms = elapsed_ms(ev_start_, pool_event(upload_ev_, bands - 1));
   }
   if (tables && !req.zero_copy) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/pixel.h"
+#include "common/copy_rows.h"
 #include "common/plane_ssd.h"
 
 namespace gme {
@@ -218,6 +219,34 @@ TEST(Checkasm, PlaneSsd) {
   // The reference itself on a hand-checkable case: differences 1, 2, 3 -> 1 + 4 + 9.
   const uint8_t x[3] = {10, 20, 30}, y[3] = {11, 18, 33};
   EXPECT_EQ(plane_ssd_c(x, 3, y, 3, 3, 1), 14u);
+}
+
+// copy_rows (the GPU path's staging copy): every variant against the reference, which against memcpy's own row
+// copies, on every width 1..70 (the aligned middle and each head and tail length), destination offsets 0..15 so
+// each alignment of the first streamed store occurs, odd strides, and bytes beside each row left untouched.
+TEST(Checkasm, CopyRows) {
+  CopyRowsFn fns[4];
+  const char* names[4];
+  const int n = copy_rows_variants(fns, names, 4);
+  ASSERT_GE(n, 1);
+  EXPECT_STREQ(names[0], "c");
+#if defined(__x86_64__)
+  ASSERT_GE(n, 2);  // SSE2 is part of x86-64
+  EXPECT_STREQ(names[1], "sse2");
+#endif
+  std::mt19937 rng(777);
+  const int src_stride = 89, dst_stride = 97;
+  std::vector<uint8_t> src(src_stride * 24 + 32);
+  for (int v = 0; v < n; ++v)
+    for (int rep = 0; rep < 1200; ++rep) {
+      for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
+      const int w = 1 + rep % 70, h = 1 + rep % 23, os = rep % 7, od = rep % 16;
+      std::vector<uint8_t> got(dst_stride * 24 + 32, 0xA5), want = got;
+      for (int y = 0; y < h; ++y)
+        std::memcpy(want.data() + od + y * dst_stride, src.data() + os + y * src_stride, static_cast<size_t>(w));
+      fns[v](got.data() + od, dst_stride, src.data() + os, src_stride, w, h);
+      ASSERT_EQ(got, want) << names[v] << " " << w << "x" << h << " dst offset " << od;
+    }
 }
 
 }  // namespace

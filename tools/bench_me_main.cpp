@@ -21,6 +21,7 @@
 #include "common/intra_pred.h"
 #include "common/mc.h"
 #include "common/pixel.h"
+#include "common/copy_rows.h"
 #include "common/plane_ssd.h"
 #include "encoder/me_sources.h"
 #include "encoder/motion_search.h"
@@ -254,6 +255,29 @@ int main(int argc, char** argv) {
     std::printf("  %s %6.0f", ssd_names[k], r);
   }
   std::printf("\n");
+  {  // copy_rows as the GPU path stages pictures: a 640x480 plane (border 32) into one of 16 page-sized buffers
+     // (4.9 MB together, more than a core's L2), so each copy meets destination lines that are not in its cache
+    CopyRowsFn cp[4];
+    const char* cp_names[4];
+    const int nc = copy_rows_variants(cp, cp_names, 4);
+    const int stride = 640 + 64;
+    std::vector<uint8_t> plane(static_cast<size_t>(stride) * (480 + 64));
+    for (size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<uint8_t>(i * 13);
+    std::vector<std::vector<uint8_t>> dst(16, std::vector<uint8_t>(640 * 480 + 4096));
+    std::printf("  copy_rows 640x480 to 16 buffers%*s", 10, "");
+    for (int k = 0; k < nc; ++k) {
+      const double r = mpix_per_s(
+          [&](int i) {
+            uint8_t* d = dst[i & 15].data();
+            d += (64 - (reinterpret_cast<uintptr_t>(d) & 63)) & 63;  // as a page-locked buffer: line aligned
+            cp[k](d, 640, plane.data() + 32 * stride + 32, stride, 640, 480);
+            sink = sink + d[i & 1023];
+          },
+          640 * 480);
+      std::printf("  %s %6.0f", cp_names[k], r);
+    }
+    std::printf("\n");
+  }
   LumaEdgeFn edge[4];
   const char* edge_names[4];
   const int ne = deblock_luma_edge_variants(edge, edge_names, 4);
