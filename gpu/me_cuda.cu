@@ -4,7 +4,7 @@
 //
 // One fused kernel replaces the paper's three (4x4 SADs -> partition tree + penalty -> reductions): intermediate
 // SADs never leave shared memory. One block of 128 threads per (macroblock, reference) walks the window in
-// batches of 512 positions, the batch holding the window centre first:
+// batches of 384 positions (kBatch, v13), the batch holding the window centre first:
 //   tile   : the reference rows the batch needs go to shared memory (edge replication by clamping each fetch into
 //            the picture, so any window position is valid and only the picture itself lives on the device);
 //   stage 1: each thread takes 4 horizontally adjacent positions. Per reference row it reads 5 aligned words once,
