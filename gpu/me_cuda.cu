@@ -726,7 +726,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     }
     // Early, no kernel waits for the DMA (they read the staged rows): one copy of each picture after the last
     // launch takes ~4 us of API time per band off the path between one band's launch and the next (measured:
-    // -0.003 to -0.02 ms per picture, doc/RESULTS.md tenth session). The sub-pel tables and the next call wait for it.
+    // -0.003 to -0.02 ms per picture, doc/RESULTS.md ninth session). The sub-pel tables and the next call wait for it.
     if (early) {
       for (const Pending& p : pending) send_rows(*p.dst, 0, height);
       CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, bands - 1).get(), copy_.get()));
@@ -753,6 +753,9 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(done_ev_, i).get(), 0));
       if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(tab_ev_, i).get(), 0));
     }
+    // And the uploads, which no kernel waits for when they only carry the mapped current picture: a completed call
+    // has its staging buffers free for the next call to refill, and its upload event can be timed.
+    if (!pending.empty()) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), ev_uploaded_.get(), 0));
     CUDA_CHECK(cudaEventRecord(ev_end_.get(), join_.get()));
     fly_.active = true;
     fly_.launches = launches;
@@ -783,7 +786,6 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
       CUDA_CHECK(cudaMemcpyAsync(h_out_.as<void>(), d_out_.as<void>(), out_bytes, cudaMemcpyDeviceToHost, st));
     if (tables)
       for (size_t i = 0; i < launches.size(); ++i) launch_subpel(i, st);
-    CUDA_CHECK(cudaEventRecord(done_event(done_ev_, 0).get(), st));
     CUDA_CHECK(cudaEventRecord(ev_end_.get(), st));
     CUDA_CHECK(cudaEventSynchronize(ev_end_.get()));
     if (!req.zero_copy) std::memcpy(out.data.data(), h_out_.as<void>(), out_bytes);
