@@ -84,14 +84,16 @@ constexpr int kQueueCap = 8;
 // but left K = 8 unchanged and K = 1 3 % slower, so lists shorter than this insert at once (v9's path).
 constexpr int kQueueMinK = 10;
 constexpr int kQueueBytes = kQueueCap * kThreads * 2;
-// Stage 2's pre-pass over the centre batch (v14): each lane's positions fall into 2 * ceil(K / 2) disjoint cosets
-// (step mod ceil(K / 2), even or odd position of a pair), one u16 pair per step class; the lanes' coset minima are
-// exchanged through the tile's memory (free in stage 2, shared with the queue: a barrier separates the two).
+// v14: after the centre batch, each list is bounded by the K-th key of its partition's 3 lists together; the lists
+// are exchanged through the SAD buffer. GME_ME_POOL_ALL=1 pools after every batch (measured slower: doc/GPU.md).
 #ifndef GME_ME_POOL_ALL
 #define GME_ME_POOL_ALL 0
 #endif
 constexpr bool kPoolAll = GME_ME_POOL_ALL;
 static_assert(kGpuMaxTopK * kThreads * 4 <= kNumPartitions * kSadRow * 4, "pooled lists pass through s_sad");
+// Stage 2's pre-pass over the centre batch (v14): each lane's positions fall into 2 * ceil(K / 2) disjoint cosets
+// (step mod ceil(K / 2), even or odd position of a pair), one u16 pair per step class; the lanes' coset minima are
+// exchanged through the tile's memory (free in stage 2, shared with the queue: a barrier separates the two).
 constexpr int kCosetBytes = (kGpuMaxTopK + 1) / 2 * kThreads * 4;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
