@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 namespace gme::conf {
@@ -110,6 +111,23 @@ Clip synth_clip(int width, int height, int frames, const std::string& ext, const
   clip.made_by = cmd;
   c.clips[key] = clip;
   return clip;
+}
+
+Clip clip_from_spec(const std::string& spec, int frames) {
+  std::smatch m;
+  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz|noise|shift))?)");
+  if (std::regex_match(spec, m, synth)) {
+    const std::string ext = m[3] == "y4m" ? "y4m" : (m[3] == "gz" ? "yuv.gz" : "yuv");
+    const std::string mode = m[3] == "noise" ? "--mode noise" : (m[3] == "shift" ? "--mode shift --shift 7,-3" : "");
+    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), frames > 8 ? frames : 8, ext, mode);
+  }
+  if (spec.rfind("real:", 0) == 0) {
+    Clip clip;
+    if (manifest_clip(spec.substr(5), &clip)) return clip;
+    return Clip{};
+  }
+  ADD_FAILURE() << "bad clip spec " << spec;
+  return Clip{};
 }
 
 bool manifest_clip(const std::string& name, Clip* out) {
@@ -218,6 +236,7 @@ std::vector<NalUnit> split_annexb(const std::vector<uint8_t>& s) {
                     std::to_string(frames) + " pictures of " + std::to_string(frame_bytes),
                 enc.output);
   if (out && !read_file(stream, &out->stream)) return fail("no OutputFile written", enc.output);
+  if (out) out->recon = rec_bytes;
   if (want_stats && out) {
     std::vector<uint8_t> st;
     if (read_file(stats, &st)) out->stats.assign(st.begin(), st.end());

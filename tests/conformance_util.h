@@ -54,6 +54,11 @@ struct Clip {
 // Fails the calling test (and returns an empty file name) if bin/synth fails.
 Clip synth_clip(int width, int height, int frames, const std::string& ext = "yuv", const std::string& mode_args = "");
 
+// A clip from a spec: "synth:WxH[:y4m|:gz|:noise|:shift]" (bin/synth; shift: the whole picture moves by (+7, -3)
+// pel per frame) with at least `frames` frames (8 or more), or "real:NAME" (manifest_clip). An empty file name when
+// the real clip is not made (the caller skips); a bad spec or a failing bin/synth fails the calling test.
+Clip clip_from_spec(const std::string& spec, int frames);
+
 // A clip listed in sequences/manifest.csv whose file exists (made by sequences/make_clips.sh).
 bool manifest_clip(const std::string& name, Clip* out);
 
@@ -71,6 +76,7 @@ std::vector<NalUnit> split_annexb(const std::vector<uint8_t>& stream);
 struct EncodeOutput {
   std::string lencod_cmd, ffmpeg_cmd;
   std::vector<uint8_t> stream;
+  std::vector<uint8_t> recon;  // the ReconFile
   std::string stats;  // StatsFile contents (JSON lines) when asked for
   std::string console;
 };

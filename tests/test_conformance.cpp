@@ -38,22 +38,7 @@ std::ostream& operator<<(std::ostream& os, const Case& c) {
 }
 
 // Synthetic clips are generated with a few frames more than any case uses.
-Clip clip_for(const Case& c) {
-  std::smatch m;
-  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz|noise))?)");
-  if (std::regex_match(c.clip, m, synth)) {
-    const std::string ext = m[3] == "y4m" ? "y4m" : (m[3] == "gz" ? "yuv.gz" : "yuv");
-    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), c.frames > 8 ? c.frames : 8, ext,
-                      m[3] == "noise" ? "--mode noise" : "");
-  }
-  if (c.clip.rfind("real:", 0) == 0) {
-    Clip clip;
-    if (manifest_clip(c.clip.substr(5), &clip)) return clip;
-    return Clip{};
-  }
-  ADD_FAILURE() << "bad clip spec " << c.clip;
-  return Clip{};
-}
+Clip clip_for(const Case& c) { return clip_from_spec(c.clip, c.frames); }
 
 std::string sanitize(std::string s) {
   for (char& ch : s)

@@ -1,0 +1,115 @@
+// Golden streams: the encoder's output over a matrix of configurations, pinned by SHA-256 in tests/golden/streams.tsv.
+// Every refactoring, speed-up and port must leave the table unchanged: the unmodified run, the GPU run on its CPU
+// twin here and on CUDA on a GPU machine (GME_REQUIRE_GPU=1 makes a twin fallback a failure there), at every thread
+// count. Each row is also a conformance case (FFmpeg decodes it to the ReconFile). tools/regen_golden.sh rewrites
+// the hashes; a commit that changes them says why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/sha256.h"
+#include "tests/conformance_util.h"
+
+namespace gme::conf {
+namespace {
+
+constexpr const char* kTable = "tests/golden/streams.tsv";
+
+struct GoldenRow {
+  std::string name, clip;
+  int frames = 0;
+  std::vector<std::string> params;
+  std::string stream_sha256, recon_sha256;
+  int line = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const GoldenRow& r) { return os << kTable << ":" << r.line << " " << r.name; }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep))
+    if (!part.empty() || sep == '\t') out.push_back(part);
+  return out;
+}
+
+// The rows of the table; a malformed row becomes a row whose test fails with the reason (in `name`'s place the
+// line number), so a broken table can never pass by having fewer rows.
+std::vector<GoldenRow> load_table() {
+  std::vector<GoldenRow> rows;
+  std::ifstream f(kTable);
+  if (!f) {
+    rows.push_back(GoldenRow{"missing_table", "", 0, {}, "", "", 0});
+    return rows;
+  }
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cols = split(line, '\t');
+    GoldenRow r;
+    r.line = n;
+    if (cols.size() != 6) {
+      r.name = "malformed_line_" + std::to_string(n);
+      rows.push_back(r);
+      continue;
+    }
+    r.name = cols[0];
+    r.clip = cols[1];
+    r.frames = std::atoi(cols[2].c_str());
+    r.params = split(cols[3], ' ');
+    r.stream_sha256 = cols[4];
+    r.recon_sha256 = cols[5];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+
+// GME_GOLDEN_ACTUAL=FILE: every row appends "name<TAB>stream<TAB>recon" of what it produced (tools/regen_golden.sh).
+void record_actual(const GoldenRow& r, const std::string& stream, const std::string& recon) {
+  const char* path = std::getenv("GME_GOLDEN_ACTUAL");
+  if (!path || !*path) return;
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  std::ofstream(path, std::ios::app) << r.name << '\t' << stream << '\t' << recon << '\n';
+}
+
+class Golden : public ::testing::TestWithParam<GoldenRow> {};
+
+TEST_P(Golden, StreamAndReconMatchTheTable) {
+  const GoldenRow& r = GetParam();
+  ASSERT_NE(r.name, "missing_table") << kTable << " cannot be read";
+  ASSERT_EQ(r.name.rfind("malformed_line_", 0), std::string::npos) << kTable << ":" << r.line << ": expected 6 tab-separated columns";
+  ASSERT_GT(r.frames, 0) << r;
+  const Clip clip = clip_from_spec(r.clip, r.frames);
+  ASSERT_FALSE(clip.file.empty()) << r << ": no clip for " << r.clip;
+  EncodeOutput out;
+  ASSERT_TRUE(encode_and_verify(clip, r.frames, r.params, &out)) << r;
+  const std::string stream = sha256_hex(out.stream.data(), out.stream.size());
+  const std::string recon = sha256_hex(out.recon.data(), out.recon.size());
+  record_actual(r, stream, recon);
+  bool gpu = false;
+  for (const std::string& p : r.params) gpu |= p == "GPUIntegerME=1";
+  if (gpu && env_is("GME_REQUIRE_GPU", "1")) {
+    EXPECT_NE(out.console.find("Integer ME                        : gpu:"), std::string::npos)
+        << r << ": GME_REQUIRE_GPU=1 but the encode did not run on the GPU\n" << out.console;
+  }
+  EXPECT_EQ(stream, r.stream_sha256) << r << ": the stream changed\n  " << out.lencod_cmd;
+  EXPECT_EQ(recon, r.recon_sha256) << r << ": the reconstruction changed\n  " << out.lencod_cmd;
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, Golden, ::testing::ValuesIn(load_table()),
+                         [](const ::testing::TestParamInfo<GoldenRow>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace gme::conf
