@@ -1,6 +1,6 @@
 # gme264 build. `make` builds every program into bin/; `make test` builds and runs the GoogleTest suite.
-# Sources are found by directory: common/ encoder/ gpu/ form the library; every */NAME_main.cpp is the program
-# bin/NAME; tests/*.cpp form bin/gme_tests. gpu/*.cu are compiled when nvcc is on the PATH (CUDA 13, sm_90 + PTX);
+# Sources are found by directory: common/ me/ encoder/ gpu/ lencod/ rd/ form the library; every */NAME_main.cpp is
+# the program bin/NAME; tests/*.cpp form bin/gme_tests. gpu/*.cu are compiled when nvcc is on the PATH (CUDA 13, sm_90 + PTX);
 # otherwise gpu/cuda_absent.cpp stands in and the encoder runs the CPU twin.
 
 CXX      ?= g++
@@ -25,7 +25,8 @@ else
   ABSENT     :=
 endif
 
-LIB_SRCS  := $(filter-out %_main.cpp $(ABSENT),$(wildcard common/*.cpp encoder/*.cpp gpu/*.cpp))
+LIB_DIRS  := common me encoder gpu lencod rd
+LIB_SRCS  := $(filter-out %_main.cpp $(ABSENT),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp)))
 MAIN_SRCS := $(wildcard */*_main.cpp)
 TEST_SRCS := $(wildcard tests/*.cpp)
 PROGRAMS  := $(patsubst %_main.cpp,bin/%,$(notdir $(MAIN_SRCS)))
@@ -52,18 +53,13 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/%: $(BUILD)/common/%_main.o $(LIB)
+# bin/NAME from */NAME_main.cpp, whichever folder holds it.
+define program_rule
+bin/%: $(BUILD)/$(1)/%_main.o $(LIB)
 	@mkdir -p bin
-	$(CXX) $^ -o $@ $(LDLIBS)
-bin/%: $(BUILD)/encoder/%_main.o $(LIB)
-	@mkdir -p bin
-	$(CXX) $^ -o $@ $(LDLIBS)
-bin/%: $(BUILD)/tools/%_main.o $(LIB)
-	@mkdir -p bin
-	$(CXX) $^ -o $@ $(LDLIBS)
-bin/%: $(BUILD)/sequences/%_main.o $(LIB)
-	@mkdir -p bin
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$$(CXX) $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach d,$(sort $(dir $(MAIN_SRCS))),$(eval $(call program_rule,$(d:/=))))
 
 bin/gme_tests: $(TEST_OBJS) $(LIB)
 	@mkdir -p bin

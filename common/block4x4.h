@@ -1,5 +1,5 @@
 // Distortions of the 4x4 blocks of one 4-row strip, one value per block (not summed). Sub-pel refinement memoises
-// distortions per 4x4 block (encoder/motion_search.cpp): a partition's SAD or JM SATD is exactly the sum of the
+// distortions per 4x4 block (me/motion_search.cpp): a partition's SAD or JM SATD is exactly the sum of the
 // values of its 4x4 blocks (common/pixel.cpp sums satd4x4 per block), so partitions of one macroblock that
 // refine around the same vector reuse each other's work. Plain C++ reference plus SIMD variants, compared bit for
 // bit by tests/test_block4x4.cpp.

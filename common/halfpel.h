@@ -20,7 +20,7 @@ constexpr int kHalfpelPad = 48;  // SearchRange 32 windows at the picture edge p
 
 struct HalfpelPlanes {
   Plane g, b, h, j;  // full pel; half pel right; half pel below; half pel diagonal (all the same geometry)
-  // Distinct for every build, never reused (unlike an address): encoder/motion_search.cpp keys its per-macroblock
+  // Distinct for every build, never reused (unlike an address): me/motion_search.cpp keys its per-macroblock
   // memo of distortions by it.
   uint64_t serial = 0;
 

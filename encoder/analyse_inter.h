@@ -13,8 +13,8 @@
 
 #include "encoder/encoder.h"
 #include "encoder/macroblock.h"
-#include "encoder/me_interface.h"
-#include "encoder/motion_search.h"
+#include "me/me_interface.h"
+#include "me/motion_search.h"
 
 namespace gme {
 

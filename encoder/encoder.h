@@ -9,6 +9,7 @@
 #include "common/mbinfo.h"
 #include "common/types.h"
 #include "encoder/params.h"
+#include "me/me_interface.h"
 
 namespace gme {
 
@@ -64,32 +65,38 @@ struct PictureResult {
   bool encoded_ahead = false;  // coded before its turn while the GPU started (times.total: that coding's time)
 };
 
+// One coded picture, as Encoder::pull() hands it out (coding order).
+struct EncodedPicture {
+  PictureResult result;
+  int64_t user_index = 0;                // the number the driver pushed with the frame (lencod: its source frame)
+  std::vector<uint8_t> bytes;            // the picture's Annex B NAL units (SPS/PPS before an IDR picture)
+  std::shared_ptr<const Frame> source;   // the frame as pushed (coded size)
+  std::shared_ptr<const Frame> recon;    // the deblocked reconstruction (coded size)
+  std::vector<MbInfo> mbs;               // the picture's macroblocks, raster order (doc/STATS.md mb_mv)
+};
+
+// The encoder as a queue, as x264_encoder_encode is: frames are pushed in coding order (= display order, no B
+// pictures) and coded pictures pulled in the same order, possibly later. The queue is where the encoder hides the
+// GPU start-up (GPUIntegerME = 1): CUDA takes ~0.3 s to start on a background thread, and until it is ready a P
+// picture cannot be coded; meanwhile push() holds the P pictures (up to ~256 MB of frames) and codes the held I
+// pictures ahead of their turn (encoder/picture.h says why that is exact), so the driver's reading and the I
+// pictures fill the wait. Same bytes as coding each picture at its turn.
 class Encoder {
  public:
-  // Throws std::runtime_error with a one-line message if the parameters cannot be honoured.
-  explicit Encoder(const EncoderParams& params);
+  // Throws std::runtime_error with a one-line message if the parameters cannot be honoured. `picture_search` makes
+  // the GPUIntegerME = 1 backend (gpu/gpu_me.h make_picture_search for the CUDA search with its twin as fallback);
+  // it is required when GPUIntegerME = 1 and unused otherwise.
+  explicit Encoder(const EncoderParams& params, PictureSearchFactory picture_search = {});
   ~Encoder();
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
 
-  // Encodes the next picture in coding order (= display order; no B pictures). `src` has the coded size (padded to
-  // multiples of 16 by the reader). Appends Annex B bytes to `out` (SPS/PPS before each IDR picture).
-  PictureResult encode(const Frame& src, std::vector<uint8_t>& out);
-
-  // Coding ahead while the GPU starts (encoder/picture.h says why): the coding index of a picture the caller may
-  // pass to encode_ahead() now, or -1 (no GPU start-up under way, the next picture is not a P picture, or no I
-  // picture is left to code ahead).
-  int picture_to_encode_ahead() const;
-  // Codes picture `index` (from picture_to_encode_ahead) now; encode() of that picture returns it at its turn.
-  void encode_ahead(int index, const Frame& src);
-  // The GPU start-up is still running and the next picture would wait for it (the driver reads input ahead then).
-  bool next_picture_waits_for_gpu() const;
-
-  // Reconstruction of the last encoded picture (deblocked), coded size.
-  const Frame& last_recon() const;
-
-  // Macroblocks of the last encoded picture, raster order (types, vectors, ...; doc/STATS.md mb_mv).
-  const std::vector<MbInfo>& last_mb_info() const;
+  // The next picture (coded size: padded to multiples of 16 by the reader). Codes what can be coded now.
+  void push(Frame src, int64_t user_index);
+  // The next coded picture in order, if one is ready: false when none is (yet).
+  bool pull(EncodedPicture* out);
+  // End of input: codes every held picture (waiting for the GPU start-up where needed); pull() then hands them out.
+  void flush();
 
   // Which integer-ME path ran and why ("cpu fast full search", "gpu: NVIDIA H100 80GB HBM3",
   // "cpu twin: no CUDA device found", ...). With GPUIntegerME = 1 this waits for the GPU start-up, which runs in

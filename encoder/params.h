@@ -1,5 +1,5 @@
 // Everything the encoder is told by the configuration: one field per supported JM 19.0 key (the key name is in
-// the comment), defaults as in cfg/encoder_baseline.cfg. encoder/config.cpp fills it and checks ranges; the
+// the comment), defaults as in cfg/encoder_baseline.cfg. lencod/config.cpp fills it and checks ranges; the
 // encoder only reads it.
 #pragma once
 #include <string>

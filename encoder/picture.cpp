@@ -10,9 +10,8 @@
 #include "common/deblock.h"
 #include "common/halfpel.h"
 #include "encoder/lambda.h"
-#include "encoder/me_sources.h"
+#include "me/me_sources.h"
 #include "encoder/slice.h"
-#include "gpu/gpu_me.h"
 
 namespace gme {
 namespace {
@@ -63,7 +62,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   // Sub-pel distortions of the first GPUSubpelRanks candidates come with the candidates when a GPU computes them
   // (on the twin they would cost more than the refinement's own lazy evaluation, so only tests ask for them there).
   // One table metric serves both refinement stages when they agree, else the quarter-pel stage.
-  const bool on_gpu = std::string(search.name()).rfind("cuda:", 0) == 0;
+  const bool on_gpu = search.runs_beside_cpu();
   const int table_ranks = subpel_table_ranks(p.gpu_subpel_ranks, p.gpu_top_k, nmb, static_cast<int>(refs.size()));
   if (!p.disable_subpel_me && table_ranks > 0 &&
       (p.gpu_subpel_distortion == 2 || (p.gpu_subpel_distortion == 1 && on_gpu))) {
@@ -81,7 +80,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
 
 }  // namespace
 
-void init_encoder_state(EncoderState& s, const EncoderParams& p) {
+void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search) {
   if (p.source_width < 2 || p.source_height < 2 || (p.source_width & 1) || (p.source_height & 1))
     throw std::runtime_error("SourceWidth/SourceHeight: expected even sizes >= 2, got " +
                              std::to_string(p.source_width) + "x" + std::to_string(p.source_height));
@@ -111,9 +110,12 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p) {
   s.rec = std::make_shared<Frame>();
   s.rec->alloc(coded_w, coded_h, p.source_width, p.source_height);
   if (p.gpu_integer_me == 1) {
+    if (!make_search) throw std::runtime_error("GPUIntegerME = 1: the encoder was given no picture-level search backend");
+    s.make_picture_search = std::move(make_search);
     const int device = p.gpu_device;
     std::string* why = &s.pending_why;
-    s.pending_search = std::async(std::launch::async, [device, why] { return make_picture_search(device, why); });
+    const PictureSearchFactory* make = &s.make_picture_search;
+    s.pending_search = std::async(std::launch::async, [make, device, why] { return (*make)(device, why); });
     s.me_path = "gpu: starting CUDA device " + std::to_string(device);
   } else {
     s.me_path = "cpu fast full search";

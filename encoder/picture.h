@@ -16,9 +16,9 @@
 #include "common/pixel.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
-#include "encoder/me_interface.h"
 #include "encoder/params.h"
-#include "encoder/subpel_memo.h"
+#include "me/me_interface.h"
+#include "me/subpel_memo.h"
 
 namespace gme {
 
@@ -64,6 +64,7 @@ struct EncoderState {
   // Integer motion estimation backend (GPUIntegerME = 1: created once). CUDA context creation takes about 0.3 s,
   // so it starts on a background thread when the encoder is built and overlaps reading the input and coding the
   // first I picture; picture_search_ready() waits for it where a P picture first needs it.
+  PictureSearchFactory make_picture_search;
   std::unique_ptr<PictureIntegerSearch> picture_search;
   std::future<std::unique_ptr<PictureIntegerSearch>> pending_search;
   std::string pending_why;  // written by the background start-up, read after the future is ready
@@ -79,7 +80,8 @@ struct EncoderState {
 };
 
 
-void init_encoder_state(EncoderState& s, const EncoderParams& p);
+// `make_search` is required when GPUIntegerME = 1 (encoder/encoder.h).
+void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search = {});
 
 // Sub-pel table ranks a P picture asks for: GPUSubpelRanks, at most GPUTopK, and at most what keeps the tables
 // (sizeof(SubpelTable) = 5376 bytes per reference, macroblock and rank, page-locked on the host and again on the
@@ -100,14 +102,15 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
 // frame_num and POC, which are known in advance when no IDR comes in between. So the driver codes the next I
 // pictures during the wait and encode_picture() hands each one out at its turn: same bytes, reconstruction and
 // statistics as coding it then (tests/test_encode_ahead.cpp), the wait filled with work the encode needs anyway.
-// After those, lencod reads the next input frames ahead while the wait lasts.
+// Encoder's queue (encoder/encoder.cpp) holds the pushed pictures meanwhile, so the driver's reading fills the
+// wait too.
 //
 // next_picture_ahead: the coding index of the next picture that can be coded ahead (the next non-IDR I picture
 // after the last one coded or held, within FramesToBeEncoded, no IDR before it, fewer than kMaxPicturesAhead
 // held), or -1. picture_to_encode_ahead: the same, but only while the GPU start-up is still running and the next
 // picture in order is a P picture (which would wait for it); -1 otherwise.
 // next_picture_waits_for_gpu: the start-up is running and the next picture in order is a P picture, which would
-// wait for it (the driver may then also read input frames ahead).
+// wait for it (the queue then holds more input instead of waiting).
 int next_picture_ahead(const EncoderState& s);
 int picture_to_encode_ahead(const EncoderState& s);
 bool next_picture_waits_for_gpu(const EncoderState& s);

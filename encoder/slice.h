@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 #include "encoder/picture.h"
 
 namespace gme {

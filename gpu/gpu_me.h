@@ -1,11 +1,11 @@
 // Picture-level integer motion estimation (GPUIntegerME = 1): the CUDA search and its plain C++ twin.
-// See encoder/me_interface.h for the contract (PictureSearchRequest -> PictureCandidates) and doc/GPU.md for the
+// See me/me_interface.h for the contract (PictureSearchRequest -> PictureCandidates) and doc/GPU.md for the
 // kernel design. Both producers give bit-identical candidates.
 #pragma once
 #include <memory>
 #include <string>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 

@@ -279,6 +279,7 @@ class CudaSearch final : public GpuPictureSearch {
   }
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return name_.c_str(); }
+  bool runs_beside_cpu() const override { return true; }
   GpuSearchTiming last_timing() const override { return timing_; }
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }

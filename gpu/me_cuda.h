@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 #include "gpu/me_twin.h"
 
 #ifdef __CUDACC__

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 

@@ -1,4 +1,4 @@
-// CUDA kernel: the sub-pel distortion tables (encoder/me_interface.h, SubpelTable) of one reference, computed right
+// CUDA kernel: the sub-pel distortion tables (me/me_interface.h, SubpelTable) of one reference, computed right
 // after the integer search from its candidates. Its plain twin is subpel_tables_twin() (gpu/subpel_twin.cpp);
 // tests hold the two bit-exact on the device and, through gpu/kernel_emu.h, on the host.
 //
@@ -16,7 +16,7 @@
 #pragma once
 #include <cstdint>
 
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference values for tests/test_bjontegaard.cpp.
 
-The C++ code (encoder/bjontegaard.cpp) fits and integrates by hand; this script computes the same quantities with
+The C++ code (rd/bjontegaard.cpp) fits and integrates by hand; this script computes the same quantities with
 numpy (polyfit + polyint: VCEG-M33) and scipy (PchipInterpolator.integrate: PCHIP), so the expected values in the
 test come from a separate implementation. If the PyPI package `bjontegaard` is installed, its results (which its
 authors checked against the JCT-VC/JVET Excel sheets) are printed as a further cross-check.

@@ -1,4 +1,4 @@
-// Bjontegaard deltas (encoder/bjontegaard.h) and the RD-point readers (encoder/rd_input.h).
+// Bjontegaard deltas (rd/bjontegaard.h) and the RD-point readers (rd/rd_input.h).
 //
 // Expected values of the reference cases come from an independent implementation (numpy.polyfit/polyint for
 // VCEG-M33, scipy.interpolate.PchipInterpolator for PCHIP), produced by
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "encoder/bjontegaard.h"
-#include "encoder/rd_input.h"
-#include "encoder/rd_json.h"
+#include "rd/bjontegaard.h"
+#include "rd/rd_input.h"
+#include "rd/rd_json.h"
 
 namespace gme {
 namespace {

@@ -1,4 +1,4 @@
-// The JM-compatible configuration front end (encoder/config.h): precedence, syntax, every bad-input case, the
+// The JM-compatible configuration front end (lencod/config.h): precedence, syntax, every bad-input case, the
 // unsupported/ignored/unknown key kinds and the cross-key rules. Messages must name the file:line or key and value.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "encoder/config.h"
-#include "encoder/config_keys.h"
+#include "lencod/config.h"
+#include "lencod/config_keys.h"
 #include "encoder/picture.h"
 #include "tests/conformance_util.h"
 

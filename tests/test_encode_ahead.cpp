@@ -1,16 +1,20 @@
-// Coding I pictures ahead of their turn while the GPU starts (encoder/picture.h): the sequence must come out byte
-// for byte as when every picture is coded at its turn, and only pictures whose turn needs nothing unknown in
-// advance may be coded ahead.
+// Coding I pictures ahead of their turn while the GPU starts (encoder/picture.h) and the Encoder queue around it
+// (encoder/encoder.h): the sequence must come out byte for byte as when every picture is coded at its turn, and
+// only pictures whose turn needs nothing unknown in advance may be coded ahead.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "common/frame.h"
+#include "encoder/encoder.h"
 #include "encoder/params.h"
 #include "encoder/picture.h"
+#include "gpu/gpu_me.h"
 
 namespace gme {
 namespace {
@@ -36,6 +40,13 @@ Frame moving_frame(int w, int h, int t) {
   return f;
 }
 
+PictureSearchFactory make_picture_search_twin_factory() {
+  return [](int, std::string* why) {
+    if (why) why->clear();
+    return make_picture_search_twin();
+  };
+}
+
 struct Coded {
   std::vector<uint8_t> bytes;
   std::vector<std::vector<uint8_t>> recon;  // luma of each picture, in coding order
@@ -47,7 +58,7 @@ struct Coded {
 // offers.
 Coded code(const EncoderParams& p, int ahead_before, int* coded_ahead = nullptr) {
   EncoderState s;
-  init_encoder_state(s, p);
+  init_encoder_state(s, p, make_picture_search_twin_factory());
   Coded out;
   int ahead = 0;
   for (int n = 0; n < p.frames_to_encode; ++n) {
@@ -146,6 +157,99 @@ TEST(EncodeAhead, OffersOnlyPicturesKnownInAdvance) {
   init_encoder_state(s3, p);
   encode_picture(s3, moving_frame(64, 48, 0), out);
   EXPECT_EQ(next_picture_ahead(s3), -1);
+}
+
+// A backend whose start-up lasts until the test opens the gate: the queue's behaviour while the GPU starts,
+// deterministically.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    { std::lock_guard<std::mutex> l(m); open = true; }
+    cv.notify_all();
+  }
+};
+
+PictureSearchFactory gated_twin(Gate* gate) {
+  return [gate](int, std::string* why) {
+    std::unique_lock<std::mutex> l(gate->m);
+    gate->cv.wait(l, [gate] { return gate->open; });
+    if (why) why->clear();
+    return make_picture_search_twin();
+  };
+}
+
+Coded drain(Encoder& e, int frames, int64_t first_index) {
+  Coded out;
+  EncodedPicture pic;
+  for (int64_t n = 0; e.pull(&pic); ++n) {
+    EXPECT_EQ(pic.user_index, first_index + n) << "pictures come out in the order they went in";
+    out.bytes.insert(out.bytes.end(), pic.bytes.begin(), pic.bytes.end());
+    out.results.push_back(pic.result);
+    out.recon.push_back(pic.recon->plane[0].storage);
+    out.mbs.push_back(pic.mbs);
+  }
+  EXPECT_EQ(static_cast<int>(out.results.size()), frames);
+  return out;
+}
+
+// While the start-up runs, push() holds the P pictures (nothing comes out: picture 1 is a P picture) and codes the
+// held I pictures ahead; once it is done, flush() codes the rest. The result equals coding every picture at its
+// turn.
+TEST(EncoderQueue, HoldsPicturesWhileTheGpuStartsAndGivesTheSameSequence) {
+  EncoderParams p = base_params();
+  p.gpu_integer_me = 1;
+  p.num_ref_frames = 2;
+  const Coded serial = code(p, -1);
+  Gate gate;
+  Encoder e(p, gated_twin(&gate));
+  EncodedPicture pic;
+  for (int n = 0; n < p.frames_to_encode; ++n) e.push(moving_frame(p.source_width, p.source_height, n), 100 + n);
+  ASSERT_TRUE(e.pull(&pic));  // the IDR picture needs no motion search
+  EXPECT_EQ(pic.user_index, 100);
+  EXPECT_FALSE(e.pull(&pic)) << "picture 1 is a P picture: it waits for the start-up";
+  EXPECT_NE(e.integer_me_path_so_far().find("starting"), std::string::npos);
+  gate.release();
+  e.flush();
+  Coded queued = drain(e, p.frames_to_encode - 1, 101);
+  queued.bytes.insert(queued.bytes.begin(), pic.bytes.begin(), pic.bytes.end());  // picture 0, pulled above
+  queued.results.insert(queued.results.begin(), pic.result);
+  queued.recon.insert(queued.recon.begin(), serial.recon[0]);
+  queued.mbs.insert(queued.mbs.begin(), serial.mbs[0]);
+  int flagged = 0;
+  for (const PictureResult& r : queued.results) flagged += r.encoded_ahead;
+  EXPECT_EQ(flagged, 3) << "pictures 4, 8 and 12 are coded while the start-up runs";
+  expect_same(serial, queued);
+  EXPECT_EQ(e.integer_me_path(), "gpu: cpu-twin");
+}
+
+// Without a start-up to wait for, every push codes its picture at once.
+TEST(EncoderQueue, CodesAtOnceWithoutAGpu) {
+  EncoderParams p = base_params();
+  const Coded serial = code(p, -1);
+  Encoder e(p);
+  EncodedPicture pic;
+  Coded queued;
+  for (int n = 0; n < p.frames_to_encode; ++n) {
+    e.push(moving_frame(p.source_width, p.source_height, n), n);
+    ASSERT_TRUE(e.pull(&pic)) << "picture " << n;
+    EXPECT_FALSE(pic.result.encoded_ahead);
+    queued.bytes.insert(queued.bytes.end(), pic.bytes.begin(), pic.bytes.end());
+    queued.results.push_back(pic.result);
+    queued.recon.push_back(pic.recon->plane[0].storage);
+    queued.mbs.push_back(pic.mbs);
+    EXPECT_FALSE(e.pull(&pic));
+  }
+  e.flush();
+  EXPECT_FALSE(e.pull(&pic));
+  expect_same(serial, queued);
+}
+
+TEST(EncoderQueue, GpuRunWithoutABackendIsAnError) {
+  EncoderParams p = base_params();
+  p.gpu_integer_me = 1;
+  EXPECT_THROW(Encoder e(p), std::runtime_error);
 }
 
 }  // namespace

@@ -16,11 +16,11 @@
 #include "common/halfpel.h"
 #include "common/mc.h"
 #include "common/pixel.h"
-#include "encoder/me_fullfast.h"
-#include "encoder/me_fullfast_kernels.h"
-#include "encoder/me_sources.h"
-#include "encoder/motion_search.h"
-#include "encoder/subpel_memo.h"
+#include "me/me_fullfast.h"
+#include "me/me_fullfast_kernels.h"
+#include "me/me_sources.h"
+#include "me/motion_search.h"
+#include "me/subpel_memo.h"
 #include "gpu/me_twin.h"
 
 namespace gme {

@@ -1,4 +1,4 @@
-// rdsweep (encoder/rdsweep_*.h): arguments, manifest, plan, resume, the process runner (against a stand-in
+// rdsweep (rd/rdsweep_*.h): arguments, manifest, plan, resume, the process runner (against a stand-in
 // encoder script), Table 2 and report formatting, SVG well-formedness, and one end-to-end run of bin/rdsweep with
 // the real bin/lencod (skipped, with the reason, while the encoder cannot encode yet).
 #include <gtest/gtest.h>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "encoder/rd_input.h"
-#include "encoder/rdsweep_exec.h"
-#include "encoder/rdsweep_options.h"
-#include "encoder/rdsweep_plan.h"
-#include "encoder/rdsweep_report.h"
-#include "encoder/rdsweep_svg.h"
+#include "rd/rd_input.h"
+#include "rd/rdsweep_exec.h"
+#include "rd/rdsweep_options.h"
+#include "rd/rdsweep_plan.h"
+#include "rd/rdsweep_report.h"
+#include "rd/rdsweep_svg.h"
 
 namespace gme {
 namespace {

@@ -1,5 +1,5 @@
 // Frame readers (raw / y4m / gzip), padding to the coded size, short inputs, the cropped writer, OutputFile's
-// temporary-name protocol, and the PSNR helpers of encoder/report.h.
+// temporary-name protocol, and the PSNR helpers of lencod/report.h.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 
 #include "common/output_file.h"
 #include "common/yuv_io.h"
-#include "encoder/report.h"
+#include "lencod/report.h"
 #include "tests/conformance_util.h"
 
 namespace gme {

@@ -23,8 +23,8 @@
 #include "common/pixel.h"
 #include "common/copy_rows.h"
 #include "common/plane_ssd.h"
-#include "encoder/me_sources.h"
-#include "encoder/motion_search.h"
+#include "me/me_sources.h"
+#include "me/motion_search.h"
 #include "encoder/mvpred.h"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "encoder/rd_input.h"
-#include "encoder/rdsweep_plan.h"
+#include "rd/rd_input.h"
+#include "rd/rdsweep_plan.h"
 
 namespace gme {
 

@@ -1,4 +1,4 @@
-#include "encoder/me_fullfast_kernels.h"
+#include "me/me_fullfast_kernels.h"
 
 #include <algorithm>
 #include <cstring>

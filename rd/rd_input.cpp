@@ -1,5 +1,5 @@
 // Readers for the rate-distortion inputs of bdrate and rdsweep (formats listed in rd_input.h).
-#include "encoder/rd_input.h"
+#include "rd/rd_input.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +10,9 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "encoder/bjontegaard.h"
-#include "encoder/rd_json.h"
-#include "encoder/text_fields.h"
+#include "rd/bjontegaard.h"
+#include "rd/rd_json.h"
+#include "common/text_fields.h"
 
 namespace gme {
 namespace {

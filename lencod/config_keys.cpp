@@ -1,6 +1,6 @@
 // Key tables of the configuration (see config_keys.h). Defaults and limits are JM 19.0's (lencod/inc/configfile.h)
 // unless jm_note says otherwise; the semantic notes come from JM's encoder_baseline.cfg comments.
-#include "encoder/config_keys.h"
+#include "lencod/config_keys.h"
 
 #include <strings.h>
 

@@ -1,5 +1,5 @@
 // Bjontegaard deltas: validation of the curves, the two fitting methods and their exact integrals.
-#include "encoder/bjontegaard.h"
+#include "rd/bjontegaard.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "encoder/text_fields.h"
+#include "common/text_fields.h"
 
 namespace gme {
 namespace {

@@ -1,16 +1,16 @@
-// The two IntegerCandidateSource producers the macroblock loop can be given (see encoder/me_interface.h).
+// The two IntegerCandidateSource producers the macroblock loop can be given (see me/me_interface.h).
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "common/frame.h"
 #include "common/pixel.h"
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 
 // JM 19.0 behaviours of the fast full search that depend on the configuration (defaults: RDOptimization != 0,
-// LevelIDC 40). See encoder/me_fullfast.h for what each one changes.
+// LevelIDC 40). See me/me_fullfast.h for what each one changes.
 struct FullFastOptions {
   bool rdo_low_complexity = false;  // RDOptimization == 0: centre clipped so (0,0) is in the window; (0,0) wins ties
   int level_idc = 40;               // LevelIDC: vertical MV limit that the window is kept inside

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "encoder/rd_input.h"
-#include "encoder/rdsweep_options.h"
+#include "rd/rd_input.h"
+#include "rd/rdsweep_options.h"
 
 namespace gme {
 

@@ -1,5 +1,5 @@
 // bdrate: Bjontegaard deltas (BD-rate %, BD-PSNR dB) of a test RD curve against an anchor, per component
-// Y, U, V and combined (4Y+U+V)/6. Inputs are read by encoder/rd_input.h; the math is encoder/bjontegaard.h.
+// Y, U, V and combined (4Y+U+V)/6. Inputs are read by rd/rd_input.h; the math is rd/bjontegaard.h.
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "encoder/bjontegaard.h"
-#include "encoder/rd_input.h"
+#include "rd/bjontegaard.h"
+#include "rd/rd_input.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "encoder/report.h"
+#include "lencod/report.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "common/output_file.h"
 #include "common/plane_ssd.h"
-#include "encoder/text_fields.h"
+#include "common/text_fields.h"
 
 namespace gme {
 namespace {

@@ -1,5 +1,5 @@
 // Process management for rdsweep: fork/exec of lencod, bounded parallelism, atomic completion of each point.
-#include "encoder/rdsweep_exec.h"
+#include "rd/rdsweep_exec.h"
 
 #include <cerrno>
 #include <chrono>

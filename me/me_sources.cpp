@@ -1,4 +1,4 @@
-#include "encoder/me_sources.h"
+#include "me/me_sources.h"
 
 #include <climits>
 #include <cstddef>
@@ -6,7 +6,7 @@
 
 #include "common/stage_clock.h"
 
-#include "encoder/me_fullfast.h"
+#include "me/me_fullfast.h"
 
 namespace gme {
 namespace {

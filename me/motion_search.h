@@ -21,12 +21,12 @@
 #include "common/frame.h"
 #include "common/pixel.h"
 #include "common/types.h"
-#include "encoder/me_interface.h"
+#include "me/me_interface.h"
 
 namespace gme {
 
 struct HalfpelPlanes;  // common/halfpel.h
-class DistortionMemo;  // encoder/subpel_memo.h
+class DistortionMemo;  // me/subpel_memo.h
 
 struct MotionSearchParams {
   int lambda_factor_fpel, lambda_factor_hpel, lambda_factor_qpel;  // JM lambda_mf[P][qp][F/H/Q_PEL]
@@ -38,7 +38,7 @@ struct MotionSearchParams {
   // Optional: the reference's precomputed full/half-pel planes (common/halfpel.h); nullptr interpolates locally.
   // Same results either way.
   const HalfpelPlanes* planes = nullptr;
-  // Optional, with planes: the macroblock loop's memo of 4x4 distortions (encoder/subpel_memo.h). Same results
+  // Optional, with planes: the macroblock loop's memo of 4x4 distortions (me/subpel_memo.h). Same results
   // without it.
   DistortionMemo* memo = nullptr;
 };

@@ -1,12 +1,12 @@
 // SVG rendering of RD curves.
-#include "encoder/rdsweep_svg.h"
+#include "rd/rdsweep_svg.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "encoder/text_fields.h"
+#include "common/text_fields.h"
 
 namespace gme {
 namespace {

@@ -1,5 +1,5 @@
 // rdsweep: encodes sequences x runs x QPs with bin/lencod in parallel, resumes, and writes results.csv, report.md
-// (the seed paper's Table 2) and RD-curve SVGs. The pieces live in encoder/rdsweep_*.h.
+// (the seed paper's Table 2) and RD-curve SVGs. The pieces live in rd/rdsweep_*.h.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "encoder/rdsweep_exec.h"
-#include "encoder/rdsweep_options.h"
-#include "encoder/rdsweep_plan.h"
-#include "encoder/rdsweep_report.h"
-#include "encoder/rdsweep_svg.h"
+#include "rd/rdsweep_exec.h"
+#include "rd/rdsweep_options.h"
+#include "rd/rdsweep_plan.h"
+#include "rd/rdsweep_report.h"
+#include "rd/rdsweep_svg.h"
 
 namespace {
 

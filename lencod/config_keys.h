@@ -1,4 +1,4 @@
-// The key table behind encoder/config.cpp: every JM 19.0 key gme264 knows, in three kinds.
+// The key table behind lencod/config.cpp: every JM 19.0 key gme264 knows, in three kinds.
 //   supported   - mapped to an EncoderParams field, JM 19.0 name, JM 19.0 default (where gme264 can honour it), range;
 //   unsupported - a JM tool that would change the stream's syntax or profile (CABAC, B slices, interlace, 8x8
 //                 transform, bit depth, chroma format, weighted prediction, FMO, rate control, ...): accepted only

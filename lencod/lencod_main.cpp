@@ -1,6 +1,7 @@
 // bin/lencod: the JM 19.0-compatible command-line encoder.
 //   parse configuration -> open input (size/frame count checked up front) -> create outputs under temporary names
-//   -> construct Encoder -> encode every frame -> write stream, reconstruction, statistics -> rename outputs.
+//   -> construct Encoder -> read, push, pull, write every picture (stream, reconstruction, statistics)
+//   -> rename outputs.
 // Any error ends in one line "lencod: error: ..." on stderr, exit status 1, and no output file left behind
 // (OutputFile removes its temporary file unless committed).
 #include <sys/stat.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <deque>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -18,9 +18,10 @@
 
 #include "common/output_file.h"
 #include "common/yuv_io.h"
-#include "encoder/config.h"
 #include "encoder/encoder.h"
-#include "encoder/report.h"
+#include "gpu/gpu_me.h"
+#include "lencod/config.h"
+#include "lencod/report.h"
 
 namespace gme {
 namespace {
@@ -142,55 +143,34 @@ int run(int argc, const char* const* argv) {
   if (!p.stats_file.empty()) stats = std::make_unique<OutputFile>(p.stats_file, "StatsFile");
 
   print_parameters(p, std::cout);
-  Encoder encoder(p);
+  Encoder encoder(p, make_picture_search);
   Report report(p, std::cout, stats.get());
   report.print_header(encoder.integer_me_path_so_far());  // GPU start-up overlaps the first pictures
 
-  Frame src, ahead_src;
-  std::unique_ptr<FrameReader> ahead_reader;
-  std::deque<Frame> read_ahead;  // frames k + 1, k + 2, ... read while the GPU started
-  bool read_ahead_ok = true;
-  // Read ahead at most 256 MB of frames (~550 at 640x480, ~85 at 1920x1080).
-  const size_t frame_bytes = static_cast<size_t>(p.source_width) * p.source_height * 3 / 2;
-  const size_t max_read_ahead = std::max<size_t>(1, (size_t{256} << 20) / std::max<size_t>(1, frame_bytes));
-  auto frame_index = [&p](int k) { return p.start_frame + static_cast<int64_t>(k) * (p.frame_skip + 1); };
-  std::vector<uint8_t> bytes;
+  // read -> push -> pull -> write: the encoder holds pictures while the GPU starts and hands them out in order.
+  EncodedPicture coded;
+  auto write_coded = [&] {
+    while (encoder.pull(&coded)) {
+      stream.write(coded.bytes.data(), coded.bytes.size());
+      if (recon) write_cropped_yuv(*coded.recon, *recon);
+      report.add_picture(coded.user_index, coded.result, *coded.source, *coded.recon, coded.result.times.total,
+                         coded.mbs.data(), static_cast<int>(coded.mbs.size()));
+    }
+  };
   for (int k = 0; k < p.frames_to_encode; ++k) {
-    const int64_t index = frame_index(k);
-    if (!read_ahead.empty()) {
-      src = std::move(read_ahead.front());
-      read_ahead.pop_front();
-    } else if (!reader->read_frame(index, src)) {
+    const int64_t index = p.start_frame + static_cast<int64_t>(k) * (p.frame_skip + 1);
+    Frame src;
+    if (!reader->read_frame(index, src)) {
       // Only a gzip input gets here (the others were counted up front): its length is known now.
       const int64_t found = reader->count_frames();
       fail(found >= 0 ? shorter_input_message(p, found)
                       : "input '" + p.input_file + "' ended before frame " + std::to_string(index));
     }
-    // While the GPU starts (encoder/picture.h says why), the next I pictures are coded ahead of their turn, read
-    // through a second reader so the main one stays in order (a gzip input reads forward only); then the next
-    // frames are read ahead, so the wait also does the reading the loop would do later. A frame that cannot be
-    // read ahead is left to its turn, which reports the error as before.
-    for (int a; (a = encoder.picture_to_encode_ahead()) >= 0;) {
-      if (!ahead_reader) ahead_reader = open_frame_reader(p.input_file, p.source_width, p.source_height, p.input_header_length);
-      if (!ahead_reader->read_frame(frame_index(a), ahead_src)) break;
-      encoder.encode_ahead(a, ahead_src);
-    }
-    while (read_ahead_ok && encoder.next_picture_waits_for_gpu() && read_ahead.size() < max_read_ahead &&
-           k + 1 + static_cast<int>(read_ahead.size()) < p.frames_to_encode) {
-      Frame f;
-      read_ahead_ok = reader->read_frame(frame_index(k + 1 + static_cast<int>(read_ahead.size())), f);
-      if (read_ahead_ok) read_ahead.push_back(std::move(f));
-    }
-    bytes.clear();
-    const Clock::time_point t0 = Clock::now();
-    const PictureResult r = encoder.encode(src, bytes);
-    const double t = r.encoded_ahead ? r.times.total : seconds_since(t0);
-    stream.write(bytes.data(), bytes.size());
-    const Frame& rec = encoder.last_recon();
-    if (recon) write_cropped_yuv(rec, *recon);
-    const std::vector<MbInfo>& mbs = encoder.last_mb_info();
-    report.add_picture(index, r, src, rec, t, mbs.data(), static_cast<int>(mbs.size()));
+    encoder.push(std::move(src), index);
+    write_coded();
   }
+  encoder.flush();
+  write_coded();
   report.finish(seconds_since(t_start), encoder.integer_me_path());
 
   stream.commit();

@@ -1,5 +1,5 @@
 // results.csv and report.md of rdsweep.
-#include "encoder/rdsweep_report.h"
+#include "rd/rdsweep_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 //   Key = Value      # comment
 // Whitespace is blanks and tabs; '#' outside double quotes starts a comment; "a quoted value" may hold blanks and
 // '#'; "" is the empty string; CR is ignored; "Key=Value" without blanks is accepted too (JM's -p form).
-#include "encoder/config.h"
+#include "lencod/config.h"
 
 #include <sys/stat.h>
 
@@ -15,7 +15,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "encoder/config_keys.h"
+#include "lencod/config_keys.h"
 
 namespace gme {
 namespace {

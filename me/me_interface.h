@@ -15,6 +15,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common/types.h"
@@ -86,7 +89,7 @@ struct Candidate {
 };
 
 // ---- Sub-pel distortions computed with the picture-level search -------------------------------------------
-// Sub-pel refinement (encoder/motion_search.cpp) evaluates quarter-pel positions within +-3/4 pel of the integer
+// Sub-pel refinement (me/motion_search.cpp) evaluates quarter-pel positions within +-3/4 pel of the integer
 // vector the macroblock loop chose; their distortions (SAD or JM SATD of the partition against the 8.4.2.2.1
 // interpolation) do not depend on the predictor, only the choice among them does. The picture-level search can
 // therefore compute them ahead, for the candidates the loop is most likely to choose, the first `subpel_ranks` of
@@ -215,6 +218,9 @@ class PictureIntegerSearch {
   virtual ~PictureIntegerSearch() = default;
   virtual void search(const PictureSearchRequest& req, PictureCandidates& out) = 0;
   virtual const char* name() const = 0;  // "cuda:<device name>" or "cpu-twin"
+  // True when the search runs beside the CPU (a GPU): extra work asked of it, such as the sub-pel tables, is then
+  // nearly free for the encode; on the CPU twin it would cost more than the macroblock loop saves.
+  virtual bool runs_beside_cpu() const { return false; }
   // After a progressive search(): blocks until macroblock rows [0, rows) of every reference (candidates and
   // tables) are in the answer, and returns how many rows are ready now (>= rows; all of them when the answer is
   // complete). The answer stays valid until the next search(). The caller keeps the answer and the request's
@@ -226,6 +232,11 @@ class PictureIntegerSearch {
   // Producers that keep no pictures ignore it. Same candidates either way.
   virtual void preload(const Plane& plane, int id) { (void)plane; (void)id; }
 };
+
+// Makes the picture-level search the encoder uses with GPUIntegerME = 1 (the driver passes gpu/'s factory, tests
+// may pass their own): tries `device`, and where it is not usable returns a fallback with *why set to a one-line
+// reason (*why cleared when the device is used). Called once per encoder, on a background thread.
+using PictureSearchFactory = std::function<std::unique_ptr<PictureIntegerSearch>(int device, std::string* why)>;
 
 // ---- What the macroblock loop sees -------------------------------------------------------------------------
 class IntegerCandidateSource {

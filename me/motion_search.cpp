@@ -1,4 +1,4 @@
-#include "encoder/motion_search.h"
+#include "me/motion_search.h"
 
 #include <cstdint>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "common/block4x4.h"
 #include "common/halfpel.h"
-#include "encoder/subpel_memo.h"
+#include "me/subpel_memo.h"
 
 namespace gme {
 namespace {

@@ -1,5 +1,5 @@
 // Sweep points: command lines, file names, resume check.
-#include "encoder/rdsweep_plan.h"
+#include "rd/rdsweep_plan.h"
 
 #include <cerrno>
 #include <cstring>

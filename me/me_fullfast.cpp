@@ -1,4 +1,4 @@
-#include "encoder/me_fullfast.h"
+#include "me/me_fullfast.h"
 
 #include <algorithm>
 #include <climits>

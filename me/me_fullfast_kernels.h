@@ -1,4 +1,4 @@
-// Inner loops of the fast full search (encoder/me_fullfast.cpp), in plain C++, SSE2 and AVX2. The variant follows
+// Inner loops of the fast full search (me/me_fullfast.cpp), in plain C++, SSE2 and AVX2. The variant follows
 // the PixelFuncs the search was given ("c" -> plain, "sse2", "avx2"), so tests that run every pixel variant
 // against the brute-force oracle cover every kernel; all variants give identical results.
 #pragma once

@@ -1,5 +1,5 @@
 // Parsing of rdsweep's command line and of the sequence manifest.
-#include "encoder/rdsweep_options.h"
+#include "rd/rdsweep_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <set>
 
-#include "encoder/rd_input.h"
-#include "encoder/text_fields.h"
+#include "rd/rd_input.h"
+#include "common/text_fields.h"
 
 namespace gme {
 

@@ -1,4 +1,4 @@
-// Memo of the 4x4-block distortions of sub-pel refinement (encoder/motion_search.cpp), owned by whoever runs the
+// Memo of the 4x4-block distortions of sub-pel refinement (me/motion_search.cpp), owned by whoever runs the
 // macroblock loop (EncoderState) and handed to the refinement through MotionSearchParams::memo.
 #pragma once
 #include <cstdint>

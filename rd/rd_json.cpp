@@ -1,5 +1,5 @@
 // Recursive-descent JSON parser (RFC 8259 subset: \u escapes outside the BMP are kept as two code units).
-#include "encoder/rd_json.h"
+#include "rd/rd_json.h"
 
 #include <cstdlib>
 

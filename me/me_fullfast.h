@@ -23,9 +23,9 @@
 
 #include "common/frame.h"
 #include "common/pixel.h"
-#include "encoder/me_fullfast_kernels.h"
-#include "encoder/me_interface.h"
-#include "encoder/me_sources.h"
+#include "me/me_fullfast_kernels.h"
+#include "me/me_interface.h"
+#include "me/me_sources.h"
 
 namespace gme {
 

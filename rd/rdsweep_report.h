@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "encoder/bjontegaard.h"
-#include "encoder/rd_input.h"
-#include "encoder/rdsweep_options.h"
+#include "rd/bjontegaard.h"
+#include "rd/rd_input.h"
+#include "rd/rdsweep_options.h"
 
 namespace gme {
 

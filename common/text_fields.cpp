@@ -1,4 +1,4 @@
-#include "encoder/text_fields.h"
+#include "common/text_fields.h"
 
 #include <cctype>
 #include <cstdio>
