@@ -1,28 +1,73 @@
 # gme264 build. `make` builds every program into bin/; `make test` builds and runs the GoogleTest suite.
 # Sources are found by directory: common/ me/ encoder/ gpu/ lencod/ rd/ form the library; every */NAME_main.cpp is
-# the program bin/NAME; tests/*.cpp form bin/gme_tests. gpu/*.cu are compiled when nvcc is on the PATH (CUDA 13, sm_90 + PTX);
-# otherwise gpu/cuda_absent.cpp stands in and the encoder runs the CPU twin.
+# the program bin/NAME; tests/*.cpp form bin/gme_tests.
+#
+# Switches (make VAR=value; a change of any of them rebuilds what it affects):
+#   CUDA=auto|0|1   auto (default): build gpu/*.cu when nvcc is on the PATH; 0: never (gpu/cuda_absent.cpp stands in
+#                   and GPUIntegerME = 1 runs the CPU twin); 1: require nvcc.
+#   CUDA_ARCH       the GPU architectures: SASS for each listed sm_XX and PTX for the last (default below);
+#                   e.g. CUDA_ARCH="80" for an A100 only, CUDA_ARCH="75 80 86 89 90" for the default.
+#   WERROR=1        warnings are errors (the project's CI and developers; .ci/run sets it). Off by default so a
+#                   newer compiler's new warning does not stop a user's build.
+#   CXXFLAGS        the user's flags (default -O2), added after the project's own, e.g.
+#                   make CXXFLAGS="-O1 -g -fsanitize=address" BUILD=build-asan
 
 CXX      ?= g++
 CXXFLAGS ?= -O2
-CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -I. -MMD -MP -pthread
-LDLIBS   += -lz -pthread
 BUILD    ?= build
+WERROR   ?= 0
+CUDA     ?= auto
+CUDA_ARCH ?= 90
 
-NVCC := $(shell command -v nvcc 2>/dev/null)
+comma := ,
+space := $(empty) $(empty)
+
+WARN      := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+GME_FLAGS := -std=c++17 $(WARN) -I. -MMD -MP -pthread
+GME_LIBS  := -lz -pthread
+
+NVCC := $(if $(filter 0,$(CUDA)),,$(shell command -v nvcc 2>/dev/null))
+ifeq ($(CUDA),1)
+  ifeq ($(NVCC),)
+    $(error CUDA=1 but nvcc is not on the PATH)
+  endif
+endif
 ifneq ($(NVCC),)
   CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings \
-                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  CUDA_LAST  := $(lastword $(CUDA_ARCH))
+  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror -Werror all-warnings) \
+                $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(CUDA_LAST),code=compute_$(CUDA_LAST)
   CU_SRCS    := $(wildcard gpu/*.cu)
-  CXXFLAGS   += -DGME_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-  LDLIBS     += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
-  GPU_NOTE   := CUDA: building gpu/ with $(NVCC)
+  GME_FLAGS  += -DGME_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+  GME_LIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
+  GPU_NOTE   := CUDA: building gpu/ with $(NVCC) for sm_$(subst $(space),$(comma) sm_,$(strip $(CUDA_ARCH))) + compute_$(CUDA_LAST) PTX
+  CUDA_DESC  := CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') sm_$(subst $(space),/,$(strip $(CUDA_ARCH)))
   ABSENT     := gpu/cuda_absent.cpp
 else
   CU_SRCS    :=
-  GPU_NOTE   := CUDA: nvcc not found, building without CUDA (the GPU path falls back to its CPU twin)
+  GPU_NOTE   := CUDA: $(if $(filter 0,$(CUDA)),off (CUDA=0),nvcc not found): building without CUDA (GPUIntegerME = 1 runs the CPU twin)
+  CUDA_DESC  := no CUDA
   ABSENT     :=
+endif
+ALL_CXXFLAGS := $(GME_FLAGS) $(CXXFLAGS)
+ALL_LDLIBS   := $(LDLIBS) $(GME_LIBS)
+
+# Provenance (common/version.h): the release in VERSION, `git describe` of the source (-dirty when modified), the
+# compiler and the CUDA architectures.
+GIT_DESCRIBE := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+VERSION_DEFS := -DGME_RELEASE='"$(shell cat VERSION)"' -DGME_GIT='"$(GIT_DESCRIBE)"' -DGME_CUDA_DESC='"$(CUDA_DESC)"'
+
+# Stamps: an object is rebuilt when the flags that made it change, version.o when the version text changes.
+STAMP_FLAGS   := $(BUILD)/.flags
+STAMP_VERSION := $(BUILD)/.version
+FLAGS_TEXT    := $(CXX) $(ALL_CXXFLAGS) | $(NVCC) $(NVCCFLAGS) | $(ALL_LDLIBS)
+$(shell mkdir -p $(BUILD))
+ifneq ($(file <$(STAMP_FLAGS)),$(FLAGS_TEXT))
+  $(file >$(STAMP_FLAGS),$(FLAGS_TEXT))
+endif
+ifneq ($(file <$(STAMP_VERSION)),$(VERSION_DEFS))
+  $(file >$(STAMP_VERSION),$(VERSION_DEFS))
 endif
 
 LIB_DIRS  := common me encoder gpu lencod rd
@@ -41,11 +86,15 @@ all: note $(PROGRAMS) bin/gme_tests
 note:
 	@echo "$(GPU_NOTE)"
 
-$(BUILD)/%.o: %.cpp
+$(BUILD)/%.o: %.cpp $(STAMP_FLAGS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu
+$(BUILD)/common/version.o: common/version.cpp $(STAMP_FLAGS) $(STAMP_VERSION) VERSION
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) $(VERSION_DEFS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu $(STAMP_FLAGS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -57,13 +106,13 @@ $(LIB): $(LIB_OBJS)
 define program_rule
 bin/%: $(BUILD)/$(1)/%_main.o $(LIB)
 	@mkdir -p bin
-	$$(CXX) $$^ -o $$@ $$(LDLIBS)
+	$$(CXX) $$(CXXFLAGS) $$(filter %.o %.a,$$^) -o $$@ $$(ALL_LDLIBS)
 endef
 $(foreach d,$(sort $(dir $(MAIN_SRCS))),$(eval $(call program_rule,$(d:/=))))
 
 bin/gme_tests: $(TEST_OBJS) $(LIB)
 	@mkdir -p bin
-	$(CXX) $^ -o $@ -lgtest -lgtest_main $(LDLIBS)
+	$(CXX) $(CXXFLAGS) $^ -o $@ -lgtest -lgtest_main $(ALL_LDLIBS)
 
 # The suite; tests that need a program find it in bin/ (they are built first).
 test: all
@@ -83,5 +132,5 @@ conformance-full: all
 clean:
 	rm -rf $(BUILD) bin
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o))
 .SECONDARY:
