@@ -1,5 +1,8 @@
 #include "common/bitstream.h"
 
+#include <algorithm>
+#include <cstddef>
+
 namespace gme {
 
 void BitWriter::put(int nbits, uint32_t value) {
@@ -11,6 +14,35 @@ void BitWriter::put(int nbits, uint32_t value) {
     buf_.push_back(static_cast<uint8_t>(acc_ >> acc_bits_));
   }
   acc_ &= (1ull << acc_bits_) - 1ull;
+}
+
+void BitWriter::append(const BitWriter& src, int64_t from, int64_t n) {
+  const int64_t whole = static_cast<int64_t>(src.buf_.size()) * 8;
+  if (acc_bits_ == 0 && (from & 7) == 0 && n >= 8) {  // both byte aligned: whole bytes at once
+    const int64_t bytes = std::min(n, whole - from) >> 3;
+    if (bytes > 0) {
+      const auto first = src.buf_.begin() + static_cast<std::ptrdiff_t>(from >> 3);
+      buf_.insert(buf_.end(), first, first + static_cast<std::ptrdiff_t>(bytes));
+      from += 8 * bytes;
+      n -= 8 * bytes;
+    }
+  }
+  while (n > 0 && from < whole) {  // up to 24 bits from at most 4 bytes
+    const size_t byte = static_cast<size_t>(from >> 3);
+    const int off = static_cast<int>(from & 7);
+    uint32_t w = 0;
+    for (size_t k = 0; k < 4; ++k)
+      w = (w << 8) | (byte + k < src.buf_.size() ? src.buf_[byte + k] : 0u);
+    const int take = static_cast<int>(std::min<int64_t>({n, 24, whole - from}));
+    put(take, (w >> (32 - off - take)) & ((1u << take) - 1u));
+    from += take;
+    n -= take;
+  }
+  if (n > 0) {  // the pending bits of src's last byte
+    const int skip = static_cast<int>(from - whole);
+    const int take = static_cast<int>(n);
+    put(take, static_cast<uint32_t>(src.acc_ >> (src.acc_bits_ - skip - take)) & ((1u << take) - 1u));
+  }
 }
 
 void BitWriter::ue(uint32_t v) {

@@ -24,6 +24,9 @@ class BitWriter {
   Mark mark() const { return {buf_.size(), acc_, acc_bits_}; }
   void rewind(const Mark& m) { buf_.resize(m.bytes); acc_ = m.acc; acc_bits_ = m.acc_bits; }
   void clear() { buf_.clear(); acc_ = 0; acc_bits_ = 0; }
+  // Appends bits [from, from + n) of what `src` has written so far (its last byte may be partial): the wavefront
+  // writes each macroblock's syntax into its row's writer and the slice's writer takes it from there.
+  void append(const BitWriter& src, int64_t from, int64_t n);
   // The written bytes; only valid when byte aligned.
   const std::vector<uint8_t>& bytes() const { return buf_; }
 

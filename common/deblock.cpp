@@ -232,57 +232,65 @@ void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int
   chroma_line(q0, step, bs, alpha, beta, tc0);
 }
 
+MacroblockDeblocker::MacroblockDeblocker(Frame& pic, const MbInfo* mbs, int mb_width,
+                                         const std::vector<SliceDeblockParams>& params, int chroma_qp_offset)
+    : pic_(pic), mbs_(mbs), mb_width_(mb_width), params_(params) {
+  // QP_C per macroblock is needed for both sides of every chroma edge: a small table by QP_Y saves the lookups.
+  for (int q = 0; q < 52; ++q) qpc_of_[q] = deblock_chroma_qp(q, chroma_qp_offset);
+}
+
+void MacroblockDeblocker::filter(int mx, int my) const {
+  Plane& py = pic_.plane[0];
+  Plane& pu = pic_.plane[1];
+  Plane& pv = pic_.plane[2];
+  const int ys = py.stride, cs = pu.stride;
+  const int* qpc_of = qpc_of_;
+  const MbInfo* mbs = mbs_;
+  const int mb_width = mb_width_;
+  const MbInfo& q = mbs[my * mb_width + mx];
+  if (q.slice_id < 0) return;
+  if (static_cast<size_t>(q.slice_id) >= params_.size())
+    throw std::logic_error("deblock_picture: no SliceDeblockParams for slice " + std::to_string(q.slice_id));
+  const SliceDeblockParams& sp = params_[q.slice_id];
+  if (sp.disable_idc == 1) return;
+  const bool slice_edges = sp.disable_idc != 2;  // idc 2: macroblocks of other slices count as unavailable
+  const MbInfo* left = mx > 0 ? &mbs[my * mb_width + mx - 1] : nullptr;
+  const MbInfo* top = my > 0 ? &mbs[(my - 1) * mb_width + mx] : nullptr;
+  if (left && (left->slice_id < 0 || (!slice_edges && left->slice_id != q.slice_id))) left = nullptr;
+  if (top && (top->slice_id < 0 || (!slice_edges && top->slice_id != q.slice_id))) top = nullptr;
+
+  uint8_t bs[2][4][4];
+  compute_bs(q, left, top, bs);
+  const int off_a = sp.alpha_offset_div2 * 2, off_b = sp.beta_offset_div2 * 2;
+  const int qp_q = clip3(0, 51, q.qp);
+  const int qpc_q = qpc_of[qp_q];
+
+  uint8_t* yq = py.at(mx * 16, my * 16);
+  uint8_t* uq = pu.at(mx * 8, my * 8);
+  uint8_t* vq = pv.at(mx * 8, my * 8);
+
+  const EdgeParams inner = edge_params(qp_q, off_a, off_b);
+  const EdgeParams inner_c = edge_params(qpc_q, off_a, off_b);
+
+  // Luma vertical edges, then horizontal.
+  if (left) luma_edge(yq, 1, ys, bs[0][0], edge_params((clip3(0, 51, left->qp) + qp_q + 1) >> 1, off_a, off_b));
+  for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e, 1, ys, bs[0][e], inner);
+  if (top) luma_edge(yq, ys, 1, bs[1][0], edge_params((clip3(0, 51, top->qp) + qp_q + 1) >> 1, off_a, off_b));
+  for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e * ys, ys, 1, bs[1][e], inner);
+
+  // Chroma: edges at chroma 0 and 4 use the bS of luma edges 0 and 2. Each side's QP_C comes from its own QP_Y.
+  // Both planes at once: they share QP_C (one chroma_qp_index_offset) and bS.
+  if (left) chroma_edges(uq, vq, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+  chroma_edges(uq + 4, vq + 4, 1, cs, bs[0][2], inner_c);
+  if (top) chroma_edges(uq, vq, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+  chroma_edges(uq + 4 * cs, vq + 4 * cs, cs, 1, bs[1][2], inner_c);
+}
+
 void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
                      const std::vector<SliceDeblockParams>& params, int chroma_qp_offset) {
-  Plane& py = pic.plane[0];
-  Plane& pu = pic.plane[1];
-  Plane& pv = pic.plane[2];
-  const int ys = py.stride, cs = pu.stride;
-  // QP_C per macroblock is needed for both sides of every chroma edge: a small table by QP_Y saves the lookups.
-  int qpc_of[52];
-  for (int q = 0; q < 52; ++q) qpc_of[q] = deblock_chroma_qp(q, chroma_qp_offset);
-
-  for (int my = 0; my < mb_height; ++my) {
-    for (int mx = 0; mx < mb_width; ++mx) {
-      const MbInfo& q = mbs[my * mb_width + mx];
-      if (q.slice_id < 0) continue;
-      if (static_cast<size_t>(q.slice_id) >= params.size())
-        throw std::logic_error("deblock_picture: no SliceDeblockParams for slice " + std::to_string(q.slice_id));
-      const SliceDeblockParams& sp = params[q.slice_id];
-      if (sp.disable_idc == 1) continue;
-      const bool slice_edges = sp.disable_idc != 2;  // idc 2: macroblocks of other slices count as unavailable
-      const MbInfo* left = mx > 0 ? &mbs[my * mb_width + mx - 1] : nullptr;
-      const MbInfo* top = my > 0 ? &mbs[(my - 1) * mb_width + mx] : nullptr;
-      if (left && (left->slice_id < 0 || (!slice_edges && left->slice_id != q.slice_id))) left = nullptr;
-      if (top && (top->slice_id < 0 || (!slice_edges && top->slice_id != q.slice_id))) top = nullptr;
-
-      uint8_t bs[2][4][4];
-      compute_bs(q, left, top, bs);
-      const int off_a = sp.alpha_offset_div2 * 2, off_b = sp.beta_offset_div2 * 2;
-      const int qp_q = clip3(0, 51, q.qp);
-      const int qpc_q = qpc_of[qp_q];
-
-      uint8_t* yq = py.at(mx * 16, my * 16);
-      uint8_t* uq = pu.at(mx * 8, my * 8);
-      uint8_t* vq = pv.at(mx * 8, my * 8);
-
-      const EdgeParams inner = edge_params(qp_q, off_a, off_b);
-      const EdgeParams inner_c = edge_params(qpc_q, off_a, off_b);
-
-      // Luma vertical edges, then horizontal.
-      if (left) luma_edge(yq, 1, ys, bs[0][0], edge_params((clip3(0, 51, left->qp) + qp_q + 1) >> 1, off_a, off_b));
-      for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e, 1, ys, bs[0][e], inner);
-      if (top) luma_edge(yq, ys, 1, bs[1][0], edge_params((clip3(0, 51, top->qp) + qp_q + 1) >> 1, off_a, off_b));
-      for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e * ys, ys, 1, bs[1][e], inner);
-
-      // Chroma: edges at chroma 0 and 4 use the bS of luma edges 0 and 2. Each side's QP_C comes from its own QP_Y.
-      // Both planes at once: they share QP_C (one chroma_qp_index_offset) and bS.
-      if (left) chroma_edges(uq, vq, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-      chroma_edges(uq + 4, vq + 4, 1, cs, bs[0][2], inner_c);
-      if (top) chroma_edges(uq, vq, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-      chroma_edges(uq + 4 * cs, vq + 4 * cs, cs, 1, bs[1][2], inner_c);
-    }
-  }
+  const MacroblockDeblocker d(pic, mbs, mb_width, params, chroma_qp_offset);
+  for (int my = 0; my < mb_height; ++my)
+    for (int mx = 0; mx < mb_width; ++mx) d.filter(mx, my);
 }
 
 }  // namespace gme

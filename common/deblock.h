@@ -16,6 +16,25 @@ namespace gme {
 void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
                      const std::vector<SliceDeblockParams>& params, int chroma_qp_offset);
 
+// The same one macroblock at a time, for callers that filter rows as they are reconstructed. filter(x, y) reads and
+// writes macroblock (x, y), the three columns next to it in (x - 1, y) and the three rows above it in (x, y - 1) (and
+// reads one more of each); so any order gives deblock_picture's picture as long as (x - 1, y) and (x + 1, y - 1) are
+// filtered before (x, y) - the last macroblock to touch a sample is then the same - and nothing reads a macroblock's
+// unfiltered samples after it or its right or lower neighbour is filtered. `mbs` and `params` must outlive it.
+class MacroblockDeblocker {
+ public:
+  MacroblockDeblocker(Frame& pic, const MbInfo* mbs, int mb_width, const std::vector<SliceDeblockParams>& params,
+                      int chroma_qp_offset);
+  void filter(int mb_x, int mb_y) const;
+
+ private:
+  Frame& pic_;
+  const MbInfo* mbs_;
+  int mb_width_;
+  const std::vector<SliceDeblockParams>& params_;
+  int qpc_of_[52];
+};
+
 // ---- Building blocks, exposed for tests (tests/test_deblock.cpp) ----
 
 // Table 8-16 (alpha', beta') and Table 8-17 (tC0' for bS 1..3), 8-bit video; index 0..51.

@@ -351,16 +351,31 @@ void load_rec(const MbContext& c, const RecSave& s) {
   }
 }
 
-int64_t rd_cost_skip(const MbContext& c) {
+// SSD of the macroblock's reconstruction (luma and chroma) in JM's fixed point, as RDOptimization 1 charges P_Skip.
+int64_t rd_skip_distortion(const MbContext& c) {
   uint64_t d = c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
   for (int k = 0; k < 2; ++k)
     d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
-  // JM (use_of_cc): the skip costs the growth of the pending mb_skip_run code.
-  const int bits = ue_bits(static_cast<uint32_t>(c.skip_run + 1)) - ue_bits(static_cast<uint32_t>(c.skip_run));
-  // RDCost_for_macroblocks charges lambda / 2 when the rate is 0 (ForceTrueRateRDO = 0).
-  const uint64_t rate = bits > 0 ? static_cast<uint64_t>(c.lam.md_factor) * static_cast<uint64_t>(bits)
-                                 : static_cast<uint64_t>(c.lam.md_half);
-  return static_cast<int64_t>((d << kLambdaBits) + rate);
+  return static_cast<int64_t>(d << kLambdaBits);
+}
+
+// JM (use_of_cc): the skip costs the growth of the pending mb_skip_run code, ue(run + 1) - ue(run) bits: 0 or 2.
+// RDCost_for_macroblocks charges lambda / 2 when the rate is 0 (ForceTrueRateRDO = 0).
+int64_t rd_skip_rate(const MbContext& c, int bits) {
+  return bits > 0 ? static_cast<int64_t>(c.lam.md_factor) * bits : static_cast<int64_t>(c.lam.md_half);
+}
+int skip_run_growth(int run) {
+  return ue_bits(static_cast<uint32_t>(run + 1)) - ue_bits(static_cast<uint32_t>(run));
+}
+
+// Does P_Skip (distortion d) win against the best other candidate's cost? It is tried first (JM's mb_mode_table),
+// so it wins ties. Where the run before the macroblock is not known yet, the answer is the same for both possible
+// rates in nearly every macroblock; only where the rates decide differently does this wait for the run.
+bool skip_wins(const MbContext& c, int64_t d, int64_t best_other) {
+  if (!c.skip_run_wait) return d + rd_skip_rate(c, skip_run_growth(c.skip_run)) <= best_other;
+  const bool cheap = d + rd_skip_rate(c, 0) <= best_other, dear = d + rd_skip_rate(c, 2) <= best_other;
+  if (cheap == dear) return cheap;
+  return d + rd_skip_rate(c, skip_run_growth(c.skip_run_wait->wait())) <= best_other;
 }
 
 // md_low.c's intra candidates after the inter decision: Intra4x4 if its cost is <= *min_cost (the best inter
@@ -402,7 +417,7 @@ bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, Mb
 
 }  // namespace
 
-int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
+void analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
   const EncoderParams& p = *c.p;
   const bool intra_ok = !p.disable_intra_in_inter;
   const double t_md = stage_clock_seconds();
@@ -420,7 +435,6 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
   InterMotion skip;
   make_skip(s.skip_mv, skip);
 
-  int64_t result;
   double coding_s = 0;  // RDOptimization 0: the coding after the decision
   if (p.rd_optimization == 0) {
     // md_low.c: the cheapest inter mode by motion cost, then intra by its low-complexity cost.
@@ -447,15 +461,24 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       if (is_skip_equivalent(out, skip)) skip.to_coding(out);
     }
     coding_s = stage_clock_seconds() - t_code;
-    result = min_cost;
   } else {
-    // md_high.c: every candidate coded, SSD + lambda * bits, in mb_mode_table order, strictly better wins.
+    // md_high.c: every candidate coded, SSD + lambda * bits, in mb_mode_table order, strictly better wins. P_Skip
+    // comes first there; here it is coded first but compared last (skip_wins: its rate may depend on a run not
+    // known yet), which decides the same: it wins iff its cost is <= every other candidate's, and otherwise the
+    // first of the cheapest others wins either way.
     int64_t best_cost = kMaxCost;
-    RecSave best_rec;
+    RecSave best_rec, skip_rec;
+    int64_t skip_d = 0;
+    MbCoding skip_coding;
+    if (p.p_slice_skip) {
+      skip.to_coding(skip_coding);
+      code_inter_candidate(c, skip_coding);
+      skip_d = rd_skip_distortion(c);
+      save_rec(c, skip_rec);
+    }
     auto consider = [&](MbCoding& mb) {
       code_inter_candidate(c, mb);
-      const int64_t cost =
-          mb.type == MbType::PSkip ? rd_cost_skip(c) : static_cast<int64_t>(rd_cost_macroblock(c, mb));
+      const int64_t cost = static_cast<int64_t>(rd_cost_macroblock(c, mb));
       if (cost < best_cost) {
         best_cost = cost;
         out = mb;
@@ -463,16 +486,12 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       }
     };
     MbCoding trial;
-    if (p.p_slice_skip) {
-      skip.to_coding(trial);
-      consider(trial);
-    }
     for (int m = 0; m < 4; ++m)
       if (cand[m].cost != kMaxCost) {
         cand[m].mb.to_coding(trial);
         consider(trial);
       }
-    if (intra_ok || best_cost == kMaxCost) {
+    if (intra_ok || (best_cost == kMaxCost && !p.p_slice_skip)) {
       MbCoding intra;
       const int64_t cost = static_cast<int64_t>(analyse_intra(c, intra));
       if (cost < best_cost) {
@@ -481,18 +500,19 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
         save_rec(c, best_rec);
       }
     }
-    if (best_cost == kMaxCost) {  // nothing allowed at all: fall back to P_Skip
+    if (p.p_slice_skip && skip_wins(c, skip_d, best_cost)) {
+      out = skip_coding;
+      best_rec = skip_rec;
+    } else if (best_cost == kMaxCost) {  // nothing allowed at all: fall back to P_Skip
       skip.to_coding(out);
       code_inter_candidate(c, out);
       save_rec(c, best_rec);
     }
     load_rec(c, best_rec);
     if (p.p_slice_skip && is_skip_equivalent(out, skip)) out.type = MbType::PSkip;  // same samples, fewer bits
-    result = best_cost;
   }
   ic.times->mode_decision += stage_clock_seconds() - t_md - me_s - coding_s;
   ic.times->coding += coding_s;
-  return result;
 }
 
 }  // namespace gme

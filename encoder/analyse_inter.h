@@ -27,8 +27,7 @@ struct InterContext {
   uint32_t timing_sample_state = 0x9E3779B9u;  // xorshift32 state of the stage-time sampling (never 0)
 };
 
-// Decides and codes one macroblock of a P slice; the picture holds its reconstruction. Returns the cost (signed,
-// as JM's: the RDOptimization 0 skip cost can be negative).
-int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out);
+// Decides and codes one macroblock of a P slice; the picture holds its reconstruction.
+void analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out);
 
 }  // namespace gme

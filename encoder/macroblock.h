@@ -14,6 +14,16 @@
 
 namespace gme {
 
+// The pending mb_skip_run before a macroblock where the loop does not know it yet (encoder/wavefront.cpp: a row's
+// first macroblocks continue the run of a row still being decided). wait() blocks until it is known.
+class SkipRunWait {
+ public:
+  virtual int wait() = 0;
+
+ protected:
+  ~SkipRunWait() = default;
+};
+
 // What coding one macroblock needs to know about its picture and slice.
 struct MbContext {
   const EncoderParams* p = nullptr;
@@ -30,6 +40,9 @@ struct MbContext {
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
   const Frame* const* refs = nullptr;  // P slices: list 0, index = ref_idx (Frame::id gives MbInfo::ref_id)
   int skip_run = 0;             // P slices: mb_skip_run pending before this macroblock (rate of P_Skip in RD)
+  // Not null when skip_run is not known yet: only RDOptimization 1's P_Skip cost reads the run, and only through
+  // rd_skip_rate's two possible values; the decision asks skip_run_wait->wait() where they would decide differently.
+  SkipRunWait* skip_run_wait = nullptr;
   int mb_x = 0, mb_y = 0;       // the macroblock being coded
 
   // Neighbour macroblock (dx, dy in -1..1) in the same slice, or nullptr.

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "common/bitstream.h"
-#include "common/deblock.h"
 #include "common/halfpel.h"
 #include "encoder/lambda.h"
 #include "me/me_sources.h"
+#include "encoder/mb_worker.h"
 #include "encoder/slice.h"
 
 namespace gme {
@@ -19,12 +19,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The integer-ME source of a P picture: the lazy fast full search (GPUIntegerME = 0), or the picture-level search
-// (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
-std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, const PictureParams& pp,
-                                                            const Frame& src, const std::vector<const Frame*>& refs,
-                                                            PictureCandidates& cands, double* seconds,
-                                                            double* wait_seconds) {
+// The integer-ME sources of a P picture (one per macroblock worker): the lazy fast full search (GPUIntegerME = 0),
+// or the picture-level search (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
+std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, const PictureParams& pp,
+                                                             const Frame& src, const std::vector<const Frame*>& refs,
+                                                             PictureCandidates& cands, double* seconds) {
   const EncoderParams& p = s.p;
   const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
   std::vector<const Plane*> planes;
@@ -34,7 +33,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
     FullFastOptions opt;
     opt.rdo_low_complexity = p.rd_optimization == 0;
     opt.level_idc = p.level_idc;
-    return make_fullfast_source(src.plane[0], planes, p.search_range, lam.mf[0], *s.px, opt);
+    return fullfast_sources(src.plane[0], planes, p.search_range, lam.mf[0], *s.px, opt);
   }
   const auto t0 = Clock::now();
   PictureSearchRequest req;
@@ -74,8 +73,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
   req.progressive = true;
   search.search(req, cands);
   *seconds += seconds_since(t0);
-  return make_rerank_source(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred),
-                            ProgressiveAnswer{&search, wait_seconds});
+  return rerank_sources(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred), &search);
 }
 
 }  // namespace
@@ -105,6 +103,11 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
   s.mb_w = coded_w / 16;
   s.mb_h = coded_h / 16;
   s.seq = make_sequence_header(p, coded_w, coded_h);
+  if (p.threads < 0) throw std::runtime_error("Threads: expected 0 (every core) or a count >= 1");
+  s.threads = resolve_thread_count(p.threads);
+  if (s.threads > 1) s.pool = std::make_unique<WorkerPool>(s.threads);
+  s.workers.clear();
+  for (int i = 0; i < s.threads; ++i) s.workers.push_back(std::make_unique<MbWorker>());
   s.px = &pixel_best();
   s.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
   s.rec = std::make_shared<Frame>();
@@ -248,17 +251,16 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   for (MbInfo& m : s.mbs) m = MbInfo();
 
   PictureCandidates cands;
-  double picture_me_seconds = 0, picture_wait_seconds = 0;
-  std::unique_ptr<IntegerCandidateSource> source;
-  if (pp.type == SliceType::P)
-    source = make_integer_source(s, pp, src, refs, cands, &picture_me_seconds, &picture_wait_seconds);
+  double picture_me_seconds = 0;
+  std::unique_ptr<CandidateSourceFactory> sources;
+  if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
-  SliceLoopStats st = encode_slices(s, pp, src, *rec, refs, source.get(), out);
-  if (source && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
+  SliceLoopStats st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
+  if (sources && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
     const auto t_wait = Clock::now();
     s.picture_search->wait_rows(s.mb_h);
     picture_me_seconds += seconds_since(t_wait);
@@ -268,17 +270,13 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   res.times.split_partition_searches();
   res.times.integer_me += picture_me_seconds;  // the waits inside the loop are in st.times.integer_me already
   res.times.subpel_me += planes_seconds;
-  res.times.picture_search = picture_me_seconds + picture_wait_seconds;
+  res.times.picture_search = picture_me_seconds + st.wait_seconds;
   if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
     s.prev_p_mv.resize(s.mbs.size());
     for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];
   }
   for (int i = 0; i < 9; ++i) res.mb_counts[i] = st.mb_counts[i];
 
-  const auto t_db = Clock::now();
-  std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
-  deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
-  res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
   if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now
     const auto t_pre = Clock::now();

@@ -17,8 +17,10 @@
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/params.h"
+#include "encoder/mb_worker.h"
+#include "encoder/thread_pool.h"
+#include "encoder/wavefront_rows.h"
 #include "me/me_interface.h"
-#include "me/subpel_memo.h"
 
 namespace gme {
 
@@ -51,6 +53,13 @@ struct EncoderState {
   int mb_w = 0, mb_h = 0;
   const PixelFuncs* px = nullptr;
 
+  // Threads (doc/THREADS.md): the count that runs (Threads = 0 resolved), the pool of threads beside the caller's
+  // (none for one thread), one macroblock worker per thread and the wavefront's per-row buffers.
+  int threads = 1;
+  std::unique_ptr<WorkerPool> pool;
+  std::vector<std::unique_ptr<MbWorker>> workers;
+  WavefrontRows wavefront;
+
   std::vector<MbInfo> mbs;                    // the current picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction
   std::vector<std::shared_ptr<Frame>> refs;   // short-term references, most recent first (= list 0 order)
@@ -69,7 +78,6 @@ struct EncoderState {
   std::future<std::unique_ptr<PictureIntegerSearch>> pending_search;
   std::string pending_why;  // written by the background start-up, read after the future is ready
   std::string me_path = "none";
-  std::unique_ptr<DistortionMemo> subpel_memo = std::make_unique<DistortionMemo>();  // the MB loop's (~110 KB)
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order

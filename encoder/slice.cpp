@@ -1,14 +1,13 @@
 #include "encoder/slice.h"
 
-
 #include "common/bitstream.h"
+#include "common/deblock.h"
 #include "common/quant.h"
 #include "common/stage_clock.h"
-#include "encoder/analyse_inter.h"
-#include "encoder/analyse_intra.h"
 #include "encoder/headers.h"
 #include "encoder/lambda.h"
-#include "encoder/macroblock.h"
+#include "encoder/mb_worker.h"
+#include "encoder/wavefront.h"
 
 namespace gme {
 namespace {
@@ -26,61 +25,25 @@ int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
   return bits / 8 + (bits_to_go < 8 ? 1 : 0) + (bits_to_go < rlc_bits ? 1 : 0);
 }
 
-}  // namespace
-
-SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                             const std::vector<const Frame*>& refs, IntegerCandidateSource* source,
-                             std::vector<uint8_t>& out) {
+// The in-order loop: one macroblock after another on worker 0, each slice's syntax written as it goes (SliceMode 2
+// needs the bytes so far before it can place the next macroblock). Not deblocked.
+SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                                    const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
+                                    std::vector<uint8_t>& out) {
   SliceLoopStats st;
   const EncoderParams& p = s.p;
   const int total = s.mb_w * s.mb_h;
   const bool p_slice = pp.type == SliceType::P;
-
-  MbContext c;
-  c.p = &p;
-  c.src = &src;
-  c.rec = &rec;
-  c.mbs = s.mbs.data();
-  c.mb_w = s.mb_w;
-  c.mb_h = s.mb_h;
-  c.p_slice = p_slice;
-  c.qp = pp.qp;
-  c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
-  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
-  c.lam = compute_lambdas(p, pp.type, pp.qp);
-  c.px = s.px;
-  c.num_ref_idx_active = pp.num_ref_idx_active;
-  c.refs = refs.empty() ? nullptr : refs.data();
-
-  InterContext ic;
-  ic.source = source;
-  ic.times = &st.times;
-  ic.msp.lambda_factor_fpel = c.lam.mf[0];
-  ic.msp.lambda_factor_hpel = c.lam.mf[1];
-  ic.msp.lambda_factor_qpel = c.lam.mf[2];
-  ic.msp.hpel_metric = p.me_distortion_hpel;
-  ic.msp.qpel_metric = p.me_distortion_qpel;
-  ic.msp.disable_subpel = p.disable_subpel_me;
-  ic.msp.memo = s.subpel_memo.get();
+  MbContext c = picture_context(s, pp, src, rec, refs);
+  MbWorker& w = *s.workers[0];
+  w.begin_picture(c, sources);
+  for (MbInfo& m : s.mbs) m = MbInfo();
 
   int mb = 0;
   int slice_id = 0;
   while (mb < total) {
-    SliceHeader sh;
-    sh.first_mb = mb;
-    sh.is_p = p_slice;
-    sh.idr = pp.idr;
-    sh.frame_num = pp.frame_num;
-    sh.idr_pic_id = s.idr_count & 0xFFFF;
-    sh.poc_lsb = pp.poc & ((1 << s.seq.log2_max_poc_lsb) - 1);
-    sh.num_ref_idx_active = pp.num_ref_idx_active;
-    sh.qp = pp.qp;
-    sh.disable_deblocking_idc = pp.deblock.disable_idc;
-    sh.alpha_offset_div2 = pp.deblock.alpha_offset_div2;
-    sh.beta_offset_div2 = pp.deblock.beta_offset_div2;
-
     BitWriter bw;
-    write_slice_header(bw, s.seq, sh);
+    write_slice_header(bw, s.seq, slice_header(s, pp, mb));
     c.slice_id = slice_id;
     int skip_run = 0;
     int count = 0;
@@ -93,15 +56,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
 
       c.skip_run = skip_run;
       MbCoding coding;
-      if (p_slice) {
-        analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
-      } else {
-        const double t0 = stage_clock_seconds();
-        double coding_s = 0;
-        analyse_intra(c, coding, &coding_s);
-        st.times.mode_decision += seconds_since(t0) - coding_s;
-        st.times.coding += coding_s;
-      }
+      w.decide(c, coding);
 
       const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];
@@ -115,7 +70,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         }
         write_macroblock(bw, c, coding, info);
       }
-      st.times.coding += seconds_since(t1);
+      w.times.coding += seconds_since(t1);
 
       if (p.slice_mode == 2 && count > 0 && slice_bytes_jm(bw, skip_run) > p.slice_argument) {
         // Undo: this macroblock starts the next slice (its neighbours change, so it is decided again there).
@@ -124,7 +79,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         info = MbInfo();
         break;
       }
-      ++st.mb_counts[static_cast<int>(coding.type)];
+      ++w.mb_counts[static_cast<int>(coding.type)];
       ++mb;
       ++count;
     }
@@ -135,6 +90,66 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
     ++slice_id;
   }
   st.num_slices = slice_id;
+  st.times = w.times;
+  st.wait_seconds = w.wait_seconds;
+  for (int i = 0; i < 9; ++i) st.mb_counts[i] = w.mb_counts[i];
+  w.end_picture();
+  return st;
+}
+
+}  // namespace
+
+bool macroblocks_chain_in_order(const EncoderParams& p) { return p.slice_mode == 2; }
+
+const char* macroblock_order_name(const EncoderParams& p) {
+  return macroblocks_chain_in_order(p) ? "in order (SliceMode 2)" : "wavefront";
+}
+
+MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                          const std::vector<const Frame*>& refs) {
+  const EncoderParams& p = s.p;
+  const bool p_slice = pp.type == SliceType::P;
+  MbContext c;
+  c.p = &s.p;
+  c.src = &src;
+  c.rec = &rec;
+  c.mbs = s.mbs.data();
+  c.mb_w = s.mb_w;
+  c.mb_h = s.mb_h;
+  c.p_slice = p_slice;
+  c.qp = pp.qp;
+  c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
+  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
+  c.lam = compute_lambdas(p, pp.type, pp.qp);
+  c.px = s.px;
+  c.num_ref_idx_active = pp.num_ref_idx_active;
+  c.refs = refs.empty() ? nullptr : refs.data();
+  return c;
+}
+
+SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int first_mb) {
+  SliceHeader sh;
+  sh.first_mb = first_mb;
+  sh.is_p = pp.type == SliceType::P;
+  sh.idr = pp.idr;
+  sh.frame_num = pp.frame_num;
+  sh.idr_pic_id = s.idr_count & 0xFFFF;
+  sh.poc_lsb = pp.poc & ((1 << s.seq.log2_max_poc_lsb) - 1);
+  sh.num_ref_idx_active = pp.num_ref_idx_active;
+  sh.qp = pp.qp;
+  sh.disable_deblocking_idc = pp.deblock.disable_idc;
+  sh.alpha_offset_div2 = pp.deblock.alpha_offset_div2;
+  sh.beta_offset_div2 = pp.deblock.beta_offset_div2;
+  return sh;
+}
+
+SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                           const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
+                           std::vector<uint8_t>& out) {
+  if (!macroblocks_chain_in_order(s.p)) return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
+  SliceLoopStats st = code_slices_in_order(s, pp, src, rec, refs, sources, out);
+  const std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
+  deblock_picture_parallel(s, rec, dbp, &st.times);
   return st;
 }
 

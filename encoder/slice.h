@@ -1,25 +1,48 @@
-// The slice loop of one picture: macroblocks in raster order, slices cut by SliceMode (0: one slice, 1:
+// The macroblock loop of one picture: macroblocks in raster order, slices cut by SliceMode (0: one slice, 1:
 // SliceArgument macroblocks, 2: at most SliceArgument bytes per slice NAL unit - a macroblock that would overflow
-// is undone and coded again as the first of the next slice), each slice written as one NAL unit.
+// is undone and coded again as the first of the next slice), each slice written as one NAL unit. Two ways to run
+// it with the same bytes: the wavefront (encoder/wavefront.h, several threads) and the in-order loop (here), for
+// configurations whose macroblocks form one chain in coding order.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "me/me_interface.h"
+#include "encoder/macroblock.h"
 #include "encoder/picture.h"
+#include "me/me_interface.h"
+#include "me/me_sources.h"
 
 namespace gme {
 
 struct SliceLoopStats {
   int num_slices = 0;
   int64_t bits = 0;
-  StageTimes times;
+  StageTimes times;          // summed over the workers: CPU seconds, deblocking included
+  double wait_seconds = 0;   // of the P picture's workers, waiting for rows of the GPU's progressive answer
   int mb_counts[9] = {};
 };
 
-// P pictures: refs is list 0 and `source` the picture's integer candidate source (nullptr for I pictures).
-SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                             const std::vector<const Frame*>& refs, IntegerCandidateSource* source,
-                             std::vector<uint8_t>& out);
+// True when every macroblock of a picture under `p` depends on the one before it in coding order, beyond the
+// neighbours the wavefront waits for, so that coding rows in parallel would change the bytes: SliceMode 2 (a
+// macroblock's slice, hence its neighbours, depends on the bytes of every macroblock before it). Such pictures
+// take the in-order loop on one thread (deblocking still runs on every thread). A coding tool that carries state
+// from one macroblock to the next in coding order belongs here too.
+bool macroblocks_chain_in_order(const EncoderParams& p);
+// The same as a word for the console and the StatsFile: "wavefront" or "in order (SliceMode 2)".
+const char* macroblock_order_name(const EncoderParams& p);
+
+// The picture's MbContext before any macroblock: parameters, pictures, lambdas, QP (mb_x, mb_y, slice_id and
+// skip_run are the loop's).
+MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                          const std::vector<const Frame*>& refs);
+
+// Codes the picture's slices into `out` and its reconstruction into `rec`, deblocked, with s.mbs as its macroblock
+// array. P pictures: refs is list 0 and `sources` the picture's integer candidate sources (nullptr for I pictures).
+SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                           const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
+                           std::vector<uint8_t>& out);
+
+// The slice header of the slice starting at macroblock first_mb.
+SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int first_mb);
 
 }  // namespace gme

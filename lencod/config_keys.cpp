@@ -168,6 +168,11 @@ const std::vector<KeyDef> kSupported = {
    "gme264 key"},
   {"GPUSubpelRanks", KeyType::Int, 8, nullptr, 1, 16, nullptr, FIELD(p.gpu_subpel_ranks),
    "GPUSubpelDistortion: candidates per list (at most GPUTopK) whose sub-pel distortions are computed", "gme264 key"},
+
+  // ---- Threads (gme264 key, not in JM; doc/THREADS.md)
+  {"Threads", KeyType::Int, 1, nullptr, 0, 1024, nullptr, FIELD(p.threads),
+   "encoding threads (wavefront of macroblock rows; same stream at every count): 0 every core, 1 one thread",
+   "gme264 key"},
 };
 
 #undef FIELD

@@ -7,6 +7,8 @@
 #include "common/output_file.h"
 #include "common/plane_ssd.h"
 #include "common/text_fields.h"
+#include "encoder/slice.h"
+#include "encoder/thread_pool.h"
 
 namespace gme {
 namespace {
@@ -176,6 +178,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
        << ", parameter sets included) \n";
   con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
   con_ << " Integer ME                        : " << integer_me_path << "\n";
+  con_ << " Threads                           : " << resolve_thread_count(p_.threads) << " ("
+       << macroblock_order_name(p_) << ")\n";
   if (ahead_ > 0) con_ << " Coded during the GPU start-up     : " << ahead_ << " I pictures, ahead of their turn\n";
   if (stages_.subpel_from_tables > 0)
     con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
@@ -207,6 +211,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) +
+                    ",\"threads\":" + std::to_string(resolve_thread_count(p_.threads)) +
+                    ",\"macroblock_order\":" + json_string(macroblock_order_name(p_)) +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +
                     ",\"height\":" + std::to_string(p_.source_height) +
@@ -225,6 +231,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"gpu_search_center\":" + std::to_string(p_.gpu_search_center) +
                     ",\"gpu_subpel_distortion\":" + std::to_string(p_.gpu_subpel_distortion) +
                     ",\"gpu_subpel_ranks\":" + std::to_string(p_.gpu_subpel_ranks) +
+                    ",\"threads\":" + std::to_string(p_.threads) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) + "}}}\n";
     stats_->write(j);
   }

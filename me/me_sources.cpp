@@ -1,8 +1,10 @@
 #include "me/me_sources.h"
 
+#include <atomic>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "common/stage_clock.h"
 
@@ -11,15 +13,44 @@
 namespace gme {
 namespace {
 
+// What every re-ranking source of one picture shares: the answer, the predictors it was ranked against and the
+// rows of a progressive answer known to have landed. Producers need not be thread-safe, so one wait_rows() call
+// runs at a time; the count of landed rows is read without the lock.
+struct RerankShared {
+  RerankShared(const PictureCandidates& c, int w, int l, std::vector<MV> ranked, PictureIntegerSearch* s)
+      : cands(c), mb_width(w), lambda(l), ranked_against(std::move(ranked)), search(s) {
+    if (!search) ready.store(INT_MAX, std::memory_order_relaxed);
+  }
+  // Rows [0, rows) have landed when this returns; returns how many rows are known to have (>= rows).
+  int wait(int rows) {
+    const int known = ready.load(std::memory_order_acquire);
+    if (rows <= known) return known;
+    std::lock_guard<std::mutex> lock(m);
+    int r = ready.load(std::memory_order_relaxed);
+    if (rows > r) {
+      r = search->wait_rows(rows);
+      ready.store(r, std::memory_order_release);
+    }
+    return r;
+  }
+
+  const PictureCandidates& cands;
+  const int mb_width, lambda;
+  const std::vector<MV> ranked_against;  // empty: the order is not known to match any predictor
+  PictureIntegerSearch* const search;    // nullptr: the answer is complete
+  std::mutex m;
+  std::atomic<int> ready{0};
+};
+
 // GPUIntegerME = 1: the picture-level search kept K candidates per (ref, mb, partition) ranked against a
-// predictor known at picture start; the exact predictor is known only now, so they are ranked again.
+// predictor known at picture start; the exact predictor is known only now, so they are ranked again. One source
+// per macroblock worker (its state is the macroblock being analysed); what they share is read-only or RerankShared's.
 class RerankSource final : public IntegerCandidateSource {
  public:
-  RerankSource(const PictureCandidates& cands, int mb_width, int lambda_factor, std::vector<MV> ranked_against,
-               const ProgressiveAnswer& progress)
-      : cands_(cands), mb_width_(mb_width), lambda_(lambda_factor), ranked_against_(std::move(ranked_against)),
-        progress_(progress) {
-    if (!progress_.search) ready_rows_ = INT_MAX;
+  RerankSource(std::shared_ptr<RerankShared> shared, double* wait_seconds)
+      : shared_(std::move(shared)), cands_(shared_->cands), mb_width_(shared_->mb_width), lambda_(shared_->lambda),
+        wait_seconds_(wait_seconds) {
+    if (!shared_->search) ready_rows_ = INT_MAX;
   }
 
   void begin_mb(int mb_x, int mb_y, int ref, MV) override {
@@ -32,8 +63,8 @@ class RerankSource final : public IntegerCandidateSource {
     // cache-coherent, so that costs at most a wasted miss.)
     if (mb_y >= ready_rows_) {
       const double t0 = stage_clock_seconds();
-      ready_rows_ = progress_.search->wait_rows(mb_y + 1);
-      if (progress_.wait_seconds) *progress_.wait_seconds += stage_clock_seconds() - t0;
+      ready_rows_ = shared_->wait(mb_y + 1);
+      if (wait_seconds_) *wait_seconds_ += stage_clock_seconds() - t0;
     }
     // The macroblock's lists and tables, and those of the macroblock two ahead that best() prefetches, found once
     // here instead of in every query, after the wait (a CUDA error in it refills the answer from the twin, elsewhere).
@@ -42,8 +73,8 @@ class RerankSource final : public IntegerCandidateSource {
     const bool ahead = mb_ + 2 < cands_.num_mbs;
     ahead_cands_ = ahead ? cands_.at(ref_, mb_ + 2, 0) : nullptr;
     ahead_tables_ = ahead ? cands_.subpel_at(ref_, mb_ + 2, 0) : nullptr;
-    exact_first_ =
-        ranked_against_.empty() ? nullptr : &ranked_against_[static_cast<size_t>(ref_) * cands_.num_mbs + mb_];
+    const std::vector<MV>& ranked = shared_->ranked_against;
+    exact_first_ = ranked.empty() ? nullptr : &ranked[static_cast<size_t>(ref_) * cands_.num_mbs + mb_];
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
@@ -123,11 +154,11 @@ class RerankSource final : public IntegerCandidateSource {
     return c[k];
   }
 
+  std::shared_ptr<RerankShared> shared_;
   const PictureCandidates& cands_;
   int mb_width_, lambda_;
-  std::vector<MV> ranked_against_;  // empty: the order is not known to match any predictor
-  ProgressiveAnswer progress_;
-  int ready_rows_ = 0;  // macroblock rows known to have landed
+  double* wait_seconds_;  // where this source adds its waits for rows (nullptr: not counted)
+  int ready_rows_ = 0;    // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
   int last_part_ = -1;  // best()'s last answer: partition, vector and its table (for subpel())
   MV last_mv_;
@@ -139,6 +170,34 @@ class RerankSource final : public IntegerCandidateSource {
   const Candidate* ahead_cands_ = nullptr;
   const SubpelTable* ahead_tables_ = nullptr;
   const MV* exact_first_ = nullptr;
+};
+
+class FullFastFactory final : public CandidateSourceFactory {
+ public:
+  FullFastFactory(const Plane& cur, std::vector<const Plane*> refs, int search_range, int lambda_factor,
+                  const PixelFuncs& px, const FullFastOptions& opt)
+      : cur_(cur), refs_(std::move(refs)), sr_(search_range), lambda_(lambda_factor), px_(px), opt_(opt) {}
+  std::unique_ptr<IntegerCandidateSource> make(double*) override {
+    return std::make_unique<FullFastSearch>(cur_, refs_, sr_, lambda_, px_, opt_);
+  }
+
+ private:
+  const Plane& cur_;
+  const std::vector<const Plane*> refs_;
+  const int sr_, lambda_;
+  const PixelFuncs& px_;
+  const FullFastOptions opt_;
+};
+
+class RerankFactory final : public CandidateSourceFactory {
+ public:
+  explicit RerankFactory(std::shared_ptr<RerankShared> shared) : shared_(std::move(shared)) {}
+  std::unique_ptr<IntegerCandidateSource> make(double* wait_seconds) override {
+    return std::make_unique<RerankSource>(shared_, wait_seconds);
+  }
+
+ private:
+  std::shared_ptr<RerankShared> shared_;
 };
 
 }  // namespace
@@ -157,13 +216,27 @@ std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, s
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor) {
-  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::vector<MV>(), ProgressiveAnswer{});
+  return make_rerank_source(cands, mb_width, lambda_factor, std::vector<MV>(), ProgressiveAnswer{});
 }
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
                                                            int lambda_factor, std::vector<MV> ranked_against,
                                                            const ProgressiveAnswer& progress) {
-  return std::make_unique<RerankSource>(cands, mb_width, lambda_factor, std::move(ranked_against), progress);
+  auto shared = std::make_shared<RerankShared>(cands, mb_width, lambda_factor, std::move(ranked_against), progress.search);
+  return std::make_unique<RerankSource>(std::move(shared), progress.wait_seconds);
+}
+
+std::unique_ptr<CandidateSourceFactory> fullfast_sources(const Plane& cur, std::vector<const Plane*> refs,
+                                                         int search_range, int lambda_factor, const PixelFuncs& px,
+                                                         const FullFastOptions& opt) {
+  return std::make_unique<FullFastFactory>(cur, std::move(refs), search_range, lambda_factor, px, opt);
+}
+
+std::unique_ptr<CandidateSourceFactory> rerank_sources(const PictureCandidates& cands, int mb_width,
+                                                       int lambda_factor, std::vector<MV> ranked_against,
+                                                       PictureIntegerSearch* progressive) {
+  return std::make_unique<RerankFactory>(
+      std::make_shared<RerankShared>(cands, mb_width, lambda_factor, std::move(ranked_against), progressive));
 }
 
 }  // namespace gme

@@ -45,4 +45,23 @@ std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidat
                                                            int lambda_factor, std::vector<MV> ranked_against,
                                                            const ProgressiveAnswer& progress = ProgressiveAnswer{});
 
+// One picture's sources for several macroblock workers: make() gives each worker its own source (a source keeps the
+// state of the macroblock it is on: lazy SAD tables, the last query), and the sources of one factory may run
+// concurrently, one thread each; what they share is read-only, or synchronised (the rows of a progressive answer:
+// one PictureIntegerSearch::wait_rows call at a time). make() is thread-safe. wait_seconds: where the source adds
+// its waits for rows of a progressive answer (nullptr: not counted).
+class CandidateSourceFactory {
+ public:
+  virtual ~CandidateSourceFactory() = default;
+  virtual std::unique_ptr<IntegerCandidateSource> make(double* wait_seconds) = 0;
+};
+// make_fullfast_source for every worker (the picture and reference planes must outlive the factory's sources).
+std::unique_ptr<CandidateSourceFactory> fullfast_sources(const Plane& cur, std::vector<const Plane*> refs,
+                                                         int search_range, int lambda_factor, const PixelFuncs& px,
+                                                         const FullFastOptions& opt);
+// make_rerank_source for every worker; progressive: the search whose answer lands row by row, or nullptr.
+std::unique_ptr<CandidateSourceFactory> rerank_sources(const PictureCandidates& cands, int mb_width,
+                                                       int lambda_factor, std::vector<MV> ranked_against,
+                                                       PictureIntegerSearch* progressive);
+
 }  // namespace gme

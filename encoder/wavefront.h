@@ -1,0 +1,36 @@
+// The wavefront: a picture's macroblock rows coded in parallel, each row by one worker, with the same bytes as
+// coding the macroblocks one after another (doc/THREADS.md).
+//
+// Macroblock (x, y) reads, of other macroblocks, only (x - 1, y), (x - 1, y - 1), (x, y - 1) and (x + 1, y - 1):
+// intra prediction samples, intra modes, motion vectors and references (MV prediction, P_Skip), coefficient counts
+// (nC contexts), slice ids. So row y may decide macroblock x once row y - 1 has finished macroblock x + 1. Each
+// worker writes its macroblocks' syntax into its row's own bit writer, and the slices are put together in order at
+// the end (mb_skip_run codes and slice headers between them). Deblocking runs in the workers, a row behind: (x, y - 1)
+// is filtered by row y's worker once row y no longer reads its unfiltered samples.
+//
+// The one input from further back is RDOptimization 1's P_Skip rate, which depends on the mb_skip_run pending
+// before the macroblock, and at the start of a row that run goes on from the end of the previous row. A worker
+// does not wait for it: the rate is 0 or 2 bits, and where both rates give the same decision (nearly always) the
+// run is not needed; otherwise the worker waits until the previous row is done (MbContext::skip_run_wait).
+//
+// SliceMode 2 (slices of at most SliceArgument bytes) makes every macroblock depend on the bytes of all macroblocks
+// before it in its slice; such configurations take the in-order loop (encoder/slice.h macroblocks_chain_in_order).
+#pragma once
+#include <vector>
+
+#include "encoder/slice.h"
+#include "encoder/wavefront_rows.h"
+
+namespace gme {
+
+// Codes the picture's macroblocks on the state's workers (see above); same contract as code_slices.
+SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
+                                     const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
+                                     std::vector<uint8_t>& out);
+
+// Deblocks a picture whose macroblocks are all coded, rows in parallel on the state's pool (a row a little behind
+// the one above: MacroblockDeblocker's order), into times->deblocking.
+void deblock_picture_parallel(EncoderState& s, Frame& rec, const std::vector<SliceDeblockParams>& params,
+                              StageTimes* times);
+
+}  // namespace gme
