@@ -59,6 +59,8 @@ struct EncoderState {
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::unique_ptr<MbWorker>> workers;
   WavefrontRows wavefront;
+  // Tests: the in-order loop for every configuration, the reference the wavefront must match (tests/test_threads.cpp).
+  bool force_in_order = false;
 
   std::vector<MbInfo> mbs;                    // the current picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction

@@ -146,7 +146,8 @@ SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int fir
 SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
                            const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
                            std::vector<uint8_t>& out) {
-  if (!macroblocks_chain_in_order(s.p)) return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
+  if (!macroblocks_chain_in_order(s.p) && !s.force_in_order)
+    return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
   SliceLoopStats st = code_slices_in_order(s, pp, src, rec, refs, sources, out);
   const std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
   deblock_picture_parallel(s, rec, dbp, &st.times);

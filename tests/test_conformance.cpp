@@ -216,6 +216,14 @@ std::vector<Case> inter_cases() {
                      join(p0, {"GPUIntegerME=1", "GPUSearchCenter=1", "NumberReferenceFrames=2"})));
     v.push_back(make("long_synth_640x480_slices", "synth:640x480", 6,
                      {"IntraPeriod=4", "SliceMode=2", "SliceArgument=1500", "SearchRange=16"}));
+    // Several threads (doc/THREADS.md; tests/test_golden.cpp runs every golden row at 2, 3 and 8 threads too).
+    v.push_back(make("threads3_rdo1_qp36", q, 4, join(join(p0, qp_i(36)), {"RDOptimization=1", "Threads=3"})));
+    v.push_back(make("threads2_gpu_me_slice1", q, 3,
+                     join(p0, {"GPUIntegerME=1", "SliceMode=1", "SliceArgument=10", "Threads=2"})));
+    v.push_back(make("threads4_slice2", q, 3, join(p0, {"SliceMode=2", "SliceArgument=100", "Threads=4"})));
+    v.push_back(make("threads8_ipcm_in_p_qp6", "synth:176x144:noise", 3,
+                     join(join(p0, qp_i(6)), {"EnableIPCM=1", "RDOptimization=1", "Threads=8"})));
+    v.push_back(make("threads0_real_megamind_640x480", "real:megamind_640x480", 3, join(p0, {"Threads=0"})));
     return v;
   }
   // Full: QP x RDO x slice mode x deblocking x size, then every ME / reference / structure option crossed with
@@ -251,8 +259,12 @@ std::vector<Case> inter_cases() {
   for (const char* r : {"megamind_176x144", "megamind_352x288", "megamind_640x480", "vtest_352x288", "vtest_720x576",
                         "tree_200x120"})
     for (int gpu : {0, 1})
-      v.push_back(make(std::string("real_") + r + "_gpu" + std::to_string(gpu), std::string("real:") + r, 4,
-                       join(p0, {"NumberReferenceFrames=3", "GPUIntegerME=" + std::to_string(gpu)})));
+      for (int threads : {1, 5})
+        v.push_back(make(std::string("real_") + r + "_gpu" + std::to_string(gpu) +
+                             (threads > 1 ? "_threads" + std::to_string(threads) : ""),
+                         std::string("real:") + r, 4,
+                         join(p0, {"NumberReferenceFrames=3", "GPUIntegerME=" + std::to_string(gpu),
+                                   "Threads=" + std::to_string(threads), "RDOptimization=" + std::to_string(threads > 1)})));
   for (const char* f : {"y4m", "gz"}) v.push_back(make(std::string("input_") + f, std::string("synth:176x144:") + f, 3, p0));
   return v;
 }

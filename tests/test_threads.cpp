@@ -1,0 +1,389 @@
+// Threads (doc/THREADS.md): the pool and progress counters, the pieces the wavefront puts together (bit writer
+// append, deblocking one macroblock at a time), and whole encodes in this process at several thread counts, which
+// must give the same bytes, reconstructions and macroblock decisions as one thread. Built with ThreadSanitizer
+// (doc/THREADS.md gives the command), the encodes are the race check of the threaded loop.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/bitstream.h"
+#include "common/deblock.h"
+#include "common/frame.h"
+#include "encoder/encoder.h"
+#include "encoder/params.h"
+#include "encoder/picture.h"
+#include "encoder/slice.h"
+#include "encoder/thread_pool.h"
+#include "gpu/gpu_me.h"
+
+namespace gme {
+namespace {
+
+// ---- WorkerPool and ProgressBoard ----------------------------------------------------------------------------
+
+TEST(Threads, PoolRunsEveryWorkerOnceAndConcurrently) {
+  WorkerPool pool(4);
+  ASSERT_EQ(pool.threads(), 4);
+  for (int n : {4, 3, 1, 4}) {  // fewer workers than threads, then all again
+    std::vector<int> calls(4, 0);
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0;
+    bool all_met = true;
+    pool.run(n, [&](int w) {
+      std::unique_lock<std::mutex> lock(m);
+      ++calls[static_cast<size_t>(w)];
+      ++arrived;
+      cv.notify_all();
+      // Every worker waits for all n: only concurrent workers get past this.
+      if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return arrived == n; })) all_met = false;
+    });
+    EXPECT_TRUE(all_met) << n << " workers did not run at the same time";
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(calls[static_cast<size_t>(w)], w < n ? 1 : 0) << "worker " << w << " of " << n;
+  }
+  std::atomic<int> sum{0};
+  pool.run(9, [&](int w) { sum += w + 1; });  // more than the pool has: clamped to its threads
+  EXPECT_EQ(sum.load(), 1 + 2 + 3 + 4);
+}
+
+TEST(Threads, PoolRethrowsAWorkersExceptionAndStaysUsable) {
+  WorkerPool pool(3);
+  EXPECT_THROW(pool.run(3, [](int w) { if (w == 2) throw std::runtime_error("worker 2"); }), std::runtime_error);
+  EXPECT_THROW(pool.run(3, [](int w) { if (w == 0) throw std::logic_error("caller"); }), std::logic_error);
+  std::atomic<int> ran{0};
+  pool.run(3, [&](int) { ++ran; });
+  EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(Threads, ResolveThreadCount) {
+  EXPECT_EQ(resolve_thread_count(1), 1);
+  EXPECT_EQ(resolve_thread_count(6), 6);
+  EXPECT_GE(resolve_thread_count(0), 1);  // every core the system reports
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (hw > 0) {
+    EXPECT_EQ(resolve_thread_count(0), static_cast<int>(hw));
+  }
+}
+
+TEST(Threads, ProgressBoardWaitsForTheValueAndAbortReleasesWaiters) {
+  ProgressBoard board;
+  board.reset(2);
+  std::vector<int> data(1000, 0);
+  std::thread producer([&] {
+    for (int i = 0; i < 1000; ++i) {
+      data[static_cast<size_t>(i)] = i * 3;  // published by raise()
+      board.raise(0, i + 1);
+      if (i % 97 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // the waiter sleeps too
+    }
+  });
+  bool ok = true;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(board.wait_at_least(0, i + 1));
+    ok &= data[static_cast<size_t>(i)] == i * 3;
+  }
+  producer.join();
+  EXPECT_TRUE(ok);
+  std::thread waiter([&] { EXPECT_FALSE(board.wait_at_least(1, 5)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  board.abort();
+  waiter.join();
+  EXPECT_TRUE(board.aborted());
+  board.reset(2);
+  EXPECT_FALSE(board.aborted());
+  EXPECT_EQ(board.get(0), 0);
+}
+
+// ---- The pieces the wavefront puts together -------------------------------------------------------------------
+
+// BitWriter::append: pieces of one writer's bits, at every alignment of source and destination, give the bits
+// written directly.
+TEST(Threads, BitWriterAppendCopiesAnyBitRange) {
+  std::mt19937 rng(19);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::pair<int, uint32_t>> codes;  // (bits, value)
+    const int n = 1 + static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      const int bits = 1 + static_cast<int>(rng() % 32);
+      codes.push_back({bits, static_cast<uint32_t>(rng()) & (bits == 32 ? ~0u : (1u << bits) - 1u)});
+    }
+    BitWriter src, direct, copied;
+    const int lead = static_cast<int>(rng() % 13);  // the destination's own bits first, any alignment
+    direct.put(lead, 0x5A5u & ((1u << lead) - 1u));
+    copied.put(lead, 0x5A5u & ((1u << lead) - 1u));
+    for (auto [b, v] : codes) {
+      src.put(b, v);
+      direct.put(b, v);
+    }
+    // Cut src at random points and append the pieces in order.
+    int64_t at = 0;
+    while (at < src.bits()) {
+      const int64_t len = std::min<int64_t>(src.bits() - at, 1 + static_cast<int64_t>(rng() % 70));
+      copied.append(src, at, len);
+      at += len;
+    }
+    ASSERT_EQ(copied.bits(), direct.bits()) << "trial " << trial;
+    copied.rbsp_trailing_bits();
+    direct.rbsp_trailing_bits();
+    ASSERT_EQ(copied.bytes(), direct.bytes()) << "trial " << trial;
+  }
+}
+
+// A random picture with random macroblock data: intra and inter types, QPs, vectors, references and coefficients,
+// two slices.
+void random_picture(std::mt19937& rng, int mbw, int mbh, Frame* f, std::vector<MbInfo>* mbs) {
+  f->alloc(16 * mbw, 16 * mbh, 16 * mbw, 16 * mbh);
+  for (Plane& p : f->plane)
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < p.width; ++x)  // smooth enough that the filters change samples, with steps at edges
+        p.at(x, y)[0] = static_cast<uint8_t>(100 + ((x / 4 + y / 4) % 3) * 9 + static_cast<int>(rng() % 7));
+  mbs->assign(static_cast<size_t>(mbw) * mbh, MbInfo());
+  for (size_t i = 0; i < mbs->size(); ++i) {
+    MbInfo& m = (*mbs)[i];
+    m.slice_id = i < mbs->size() / 3 ? 0 : 1;
+    m.type = rng() % 4 == 0 ? MbType::I16x16 : MbType::P16x16;
+    m.qp = 20 + static_cast<int>(rng() % 25);
+    m.nonzero_luma_mask = static_cast<uint16_t>(rng());
+    for (int k = 0; k < 4; ++k) {
+      m.ref_idx[k] = m.is_intra() ? -1 : static_cast<int8_t>(rng() % 2);
+      m.ref_id[k] = m.is_intra() ? -1 : m.ref_idx[k] + 10;
+    }
+    for (MV& v : m.mv) v = m.is_intra() ? MV() : MV(static_cast<int>(rng() % 9) - 4, static_cast<int>(rng() % 9) - 4);
+  }
+}
+
+// MacroblockDeblocker in another order than raster (anti-diagonals, as a wavefront with a lag of two filters them)
+// gives deblock_picture's picture; an order that breaks its rule - (x, y) before (x + 1, y - 1) - does not, so the
+// rule is the one that matters.
+TEST(Threads, DeblockingInWavefrontOrderIsRasterOrders) {
+  std::mt19937 rng(7);
+  const int mbw = 6, mbh = 5;
+  for (int idc : {0, 2}) {
+    Frame pic;
+    std::vector<MbInfo> mbs;
+    random_picture(rng, mbw, mbh, &pic, &mbs);
+    const std::vector<SliceDeblockParams> params(2, SliceDeblockParams{idc, 1, -1});
+    Frame raster = pic, wave = pic, wrong = pic;
+    deblock_picture(raster, mbs.data(), mbw, mbh, params, 2);
+    const MacroblockDeblocker dw(wave, mbs.data(), mbw, params, 2);
+    for (int d = 0; d < mbw + 2 * mbh; ++d)  // (x, y) on diagonal x + 2y: after (x - 1, y) and (x + 1, y - 1)
+      for (int y = 0; y < mbh; ++y) {
+        const int x = d - 2 * y;
+        if (x >= 0 && x < mbw) dw.filter(x, y);
+      }
+    const MacroblockDeblocker dr(wrong, mbs.data(), mbw, params, 2);
+    for (int d = 0; d < mbw + mbh; ++d)  // diagonal x + y, bottom up: (x, y) before (x + 1, y - 1)
+      for (int y = mbh - 1; y >= 0; --y) {
+        const int x = d - y;
+        if (x >= 0 && x < mbw) dr.filter(x, y);
+      }
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_TRUE(wave.plane[c].storage == raster.plane[c].storage) << "plane " << c << " idc " << idc;
+      EXPECT_FALSE(wrong.plane[c].storage == raster.plane[c].storage) << "plane " << c << " idc " << idc;
+    }
+    EXPECT_FALSE(raster.plane[0].storage == pic.plane[0].storage);  // the filter did something
+  }
+}
+
+// ---- Whole encodes ----------------------------------------------------------------------------------------------
+
+// A picture with a static textured background (P_Skip runs across rows), a textured block moving over it, a noisy
+// corner (intra macroblocks in P pictures, I_PCM at low QP) and a flat band.
+Frame test_frame(int w, int h, int t) {
+  Frame f;
+  f.alloc((w + 15) / 16 * 16, (h + 15) / 16 * 16, w, h);
+  std::mt19937 noise(1000 + t);
+  for (int c = 0; c < 3; ++c) {
+    Plane& p = f.plane[c];
+    const int s = c ? 2 : 1;  // chroma subsampling
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < p.width; ++x) {
+        const int X = x * s, Y = y * s;
+        int v = 90 + ((X * 7 + Y * 13) % 37) + ((X / 8 + Y / 8) % 2) * 20;  // the background
+        const int bx = X - 3 * t - w / 4, by = Y - 2 * t - h / 4;
+        if (bx >= 0 && bx < w / 3 && by >= 0 && by < h / 3) v = 40 + ((bx * bx + by * 3) % 53);  // moving block
+        if (X >= w - w / 4 && Y >= h - h / 3) v = static_cast<int>(noise() % 256);                 // noise
+        if (Y < h / 8) v = 128 + c;                                                                 // flat band
+        p.at(x, y)[0] = static_cast<uint8_t>(v);
+      }
+  }
+  f.extend_borders();
+  return f;
+}
+
+PictureSearchFactory twin_factory() {
+  return [](int, std::string* why) {
+    if (why) why->clear();
+    return make_picture_search_twin();
+  };
+}
+
+struct Encoded {
+  std::vector<uint8_t> bytes;
+  std::vector<std::vector<uint8_t>> recon;  // every plane of each picture
+  std::vector<std::vector<MbInfo>> mbs;
+  std::vector<PictureResult> results;
+};
+
+// Encodes p.frames_to_encode test frames at `threads` threads; in_order: the in-order loop (one macroblock after
+// another, as before threads), the reference.
+Encoded encode(EncoderParams p, int threads, bool in_order = false) {
+  p.threads = threads;
+  EncoderState s;
+  init_encoder_state(s, p, p.gpu_integer_me ? twin_factory() : PictureSearchFactory());
+  s.force_in_order = in_order;
+  Encoded out;
+  for (int n = 0; n < p.frames_to_encode; ++n) {
+    std::vector<uint8_t> bytes;
+    out.results.push_back(encode_picture(s, test_frame(p.source_width, p.source_height, n), bytes));
+    out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
+    std::vector<uint8_t> r;
+    for (const Plane& pl : s.rec->plane) r.insert(r.end(), pl.storage.begin(), pl.storage.end());
+    out.recon.push_back(std::move(r));
+    out.mbs.push_back(s.mbs);
+  }
+  return out;
+}
+
+bool same_mbinfo(const MbInfo& a, const MbInfo& b) {
+  if (a.type != b.type || a.slice_id != b.slice_id || a.qp != b.qp || a.cbp != b.cbp ||
+      a.nonzero_luma_mask != b.nonzero_luma_mask)
+    return false;
+  for (int i = 0; i < 16; ++i)
+    if (a.total_coeff[i] != b.total_coeff[i] || a.intra4x4_mode[i] != b.intra4x4_mode[i] || !(a.mv[i] == b.mv[i]))
+      return false;
+  for (int i = 0; i < 4; ++i)
+    if (a.ref_idx[i] != b.ref_idx[i] || a.ref_id[i] != b.ref_id[i] || a.sub_type[i] != b.sub_type[i]) return false;
+  return true;
+}
+
+void expect_same_encode(const Encoded& one, const Encoded& many, const std::string& what) {
+  ASSERT_EQ(one.results.size(), many.results.size()) << what;
+  ASSERT_EQ(one.bytes, many.bytes) << what << ": the stream differs";
+  for (size_t i = 0; i < one.results.size(); ++i) {
+    ASSERT_EQ(one.recon[i], many.recon[i]) << what << ": reconstruction of picture " << i;
+    ASSERT_EQ(one.mbs[i].size(), many.mbs[i].size());
+    for (size_t m = 0; m < one.mbs[i].size(); ++m)
+      ASSERT_TRUE(same_mbinfo(one.mbs[i][m], many.mbs[i][m])) << what << ": picture " << i << " macroblock " << m;
+    EXPECT_EQ(one.results[i].num_slices, many.results[i].num_slices) << what;
+    for (int t = 0; t < 9; ++t) EXPECT_EQ(one.results[i].mb_counts[t], many.results[i].mb_counts[t]) << what;
+  }
+}
+
+struct EncodeCase {
+  const char* name;
+  int width, height, frames;
+  void (*set)(EncoderParams&);
+};
+
+void PrintTo(const EncodeCase& c, std::ostream* os) { *os << c.name; }
+
+EncoderParams base(int w, int h, int frames) {
+  EncoderParams p;
+  p.source_width = w;
+  p.source_height = h;
+  p.frames_to_encode = frames;
+  p.intra_period = 0;
+  p.search_range = 8;
+  p.qp_i = p.qp_p = 28;
+  return p;
+}
+
+const EncodeCase kCases[] = {
+    {"unmodified_rdo0_refs2", 208, 144, 4, [](EncoderParams& p) { p.num_ref_frames = 2; }},
+    // RDOptimization 1 at QP 36: long P_Skip runs cross row ends, so rows start on a run they do not know yet.
+    {"unmodified_rdo1_qp36", 208, 144, 4, [](EncoderParams& p) { p.rd_optimization = 1; p.qp_i = p.qp_p = 36; }},
+    {"unmodified_rdo1_qp44_refs3", 160, 96, 5,
+     [](EncoderParams& p) { p.rd_optimization = 1; p.qp_i = p.qp_p = 44; p.num_ref_frames = 3; }},
+    {"gpu_twin_rdo0", 208, 144, 4, [](EncoderParams& p) { p.gpu_integer_me = 1; }},
+    {"gpu_twin_rdo1_slices", 208, 144, 4,
+     [](EncoderParams& p) { p.gpu_integer_me = 1; p.rd_optimization = 1; p.qp_i = p.qp_p = 36; p.slice_mode = 1; p.slice_argument = 17; }},
+    {"gpu_twin_tables_center1", 80, 64, 4,
+     [](EncoderParams& p) {
+       p.gpu_integer_me = 1; p.gpu_subpel_distortion = 2; p.gpu_subpel_ranks = 2; p.gpu_search_center = 1; p.intra_period = 3;
+     }},
+    {"slices_of_7_constrained_intra_rdo1", 208, 144, 3,
+     [](EncoderParams& p) { p.slice_mode = 1; p.slice_argument = 7; p.constrained_intra_pred = true; p.rd_optimization = 1; }},
+    {"slice_bytes_in_order", 208, 144, 3, [](EncoderParams& p) { p.slice_mode = 2; p.slice_argument = 120; }},
+    {"ipcm_rdo1_qp2", 96, 64, 3,
+     [](EncoderParams& p) { p.enable_ipcm = true; p.rd_optimization = 1; p.qp_i = p.qp_p = 2; p.intra_period = 2; }},
+    {"one_macroblock", 16, 16, 3, [](EncoderParams& p) { p.rd_optimization = 1; }},
+    {"tall_narrow", 48, 176, 3, [](EncoderParams& p) { p.rd_optimization = 1; p.qp_i = p.qp_p = 40; }},
+    {"wide_two_rows", 400, 32, 3, [](EncoderParams& p) { p.intra_period = 1; }},
+};
+
+class ThreadedEncode : public ::testing::TestWithParam<EncodeCase> {};
+
+// The wavefront at 1, 2, 3 and 7 threads against the in-order loop (at 1 thread: its own order, the reference).
+TEST_P(ThreadedEncode, SameBytesAsTheInOrderLoopAtEveryThreadCount) {
+  const EncodeCase& c = GetParam();
+  EncoderParams p = base(c.width, c.height, c.frames);
+  c.set(p);
+  const Encoded reference = encode(p, 1, true);
+  ASSERT_FALSE(reference.bytes.empty());
+  for (int threads : {1, 2, 3, 7})
+    expect_same_encode(reference, encode(p, threads), std::string(c.name) + " at " + std::to_string(threads) + " threads");
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, ThreadedEncode, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<EncodeCase>& i) { return std::string(i.param.name); });
+
+// Through the Encoder queue, with the GPU twin starting on its background thread while I pictures may be coded
+// ahead of their turn: the same stream at 1 and 4 threads.
+TEST(Threads, EncoderQueueGivesTheSameStream) {
+  EncoderParams p = base(112, 80, 7);
+  p.gpu_integer_me = 1;
+  p.intra_period = 3;
+  std::vector<uint8_t> streams[2];
+  for (int k = 0; k < 2; ++k) {
+    p.threads = k == 0 ? 1 : 4;
+    Encoder enc(p, twin_factory());
+    EncodedPicture e;
+    for (int n = 0; n < p.frames_to_encode; ++n) {
+      enc.push(test_frame(p.source_width, p.source_height, n), n);
+      while (enc.pull(&e)) streams[k].insert(streams[k].end(), e.bytes.begin(), e.bytes.end());
+    }
+    enc.flush();
+    while (enc.pull(&e)) streams[k].insert(streams[k].end(), e.bytes.begin(), e.bytes.end());
+  }
+  ASSERT_FALSE(streams[0].empty());
+  EXPECT_TRUE(streams[0] == streams[1]);
+}
+
+// The case the RDOptimization 1 rows exist for must really arise: some P picture ends a row of macroblocks on
+// P_Skip and starts the next with P_Skip in the same slice (the run crosses the row end).
+TEST(Threads, SkipRunsCrossRowEnds) {
+  EncoderParams p = base(208, 144, 4);
+  p.rd_optimization = 1;
+  p.qp_i = p.qp_p = 36;
+  const Encoded e = encode(p, 1);
+  const int mbw = 13;
+  int crossings = 0;
+  for (const std::vector<MbInfo>& pic : e.mbs)
+    for (size_t m = mbw; m < pic.size(); m += mbw)
+      crossings += pic[m - 1].type == MbType::PSkip && pic[m].type == MbType::PSkip;
+  EXPECT_GT(crossings, 3);
+}
+
+TEST(Threads, MacroblockOrderByConfiguration) {
+  EncoderParams p;
+  EXPECT_FALSE(macroblocks_chain_in_order(p));
+  EXPECT_STREQ(macroblock_order_name(p), "wavefront");
+  p.slice_mode = 1;
+  EXPECT_FALSE(macroblocks_chain_in_order(p));
+  p.slice_mode = 2;
+  EXPECT_TRUE(macroblocks_chain_in_order(p));
+  EXPECT_STREQ(macroblock_order_name(p), "in order (SliceMode 2)");
+}
+
+}  // namespace
+}  // namespace gme
