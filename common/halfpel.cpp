@@ -92,9 +92,16 @@ void output_row_sse2(const uint8_t* const e[6], const int16_t* const t[6], int n
 }
 #endif
 
-void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scratch) {
+void prepare(const Plane& luma, HalfpelPlanes* out) {
   static std::atomic<uint64_t> next_serial{1};
   out->serial = next_serial.fetch_add(1);
+  const int W = luma.width, H = luma.height, P = kHalfpelPad;
+  for (Plane* p : {&out->g, &out->b, &out->h, &out->j})
+    if (p->width != W || p->height != H || p->pad != P) p->alloc(W, H, P);
+}
+
+// Output rows [y0, y1) of the planes (picture rows, -P <= y0 < y1 <= H + P).
+void build_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, bool simd, HalfpelScratch* scratch) {
   auto b1_row = b1_row_c;
   auto output_row = output_row_c;
 #if defined(GME_HP_SSE2)
@@ -106,18 +113,16 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scr
   (void)simd;
 #endif
   const int W = luma.width, H = luma.height, P = kHalfpelPad;
-  for (Plane* p : {&out->g, &out->b, &out->h, &out->j})
-    if (p->width != W || p->height != H || p->pad != P) p->alloc(W, H, P);
-  // Rows -P-2 .. H+P+2 of G (edge-replicated, columns -P-2 .. W+P+3) and of the unrounded horizontal half-pel
-  // intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below.
-  const int ext_w = W + 2 * P + 6, rows = H + 2 * P + 5, out_w = W + 2 * P;
+  // Picture rows y0-2 .. y1+2 of G (edge-replicated, columns -P-2 .. W+P+3) and of the unrounded horizontal
+  // half-pel intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below.
+  const int ext_w = W + 2 * P + 6, rows = y1 - y0 + 5, out_w = W + 2 * P;
   HalfpelScratch local;
   std::vector<uint8_t>& gx = scratch ? scratch->gx : local.gx;
   std::vector<int16_t>& b1 = scratch ? scratch->b1 : local.b1;
   gx.resize(static_cast<size_t>(ext_w) * rows);
   b1.resize(static_cast<size_t>(out_w) * rows);
   for (int r = 0; r < rows; ++r) {
-    const uint8_t* src = luma.row(clip3(0, H - 1, r - P - 2));
+    const uint8_t* src = luma.row(clip3(0, H - 1, y0 - 2 + r));
     uint8_t* e = &gx[static_cast<size_t>(r) * ext_w];
     // Columns -P-2 .. W+P+3: the picture row in the middle, its edge samples replicated on both sides.
     std::memset(e, src[0], P + 2);
@@ -125,8 +130,8 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scr
     std::memset(e + P + 2 + W, src[W - 1], ext_w - (P + 2 + W));
     b1_row(e, out_w, &b1[static_cast<size_t>(r) * out_w]);  // b1 at column c - P: e[c .. c + 5]
   }
-  for (int y = -P; y < H + P; ++y) {
-    const int r = y + P + 2;  // buffer row of picture row y
+  for (int y = y0; y < y1; ++y) {
+    const int r = y - y0 + 2;  // buffer row of picture row y
     const uint8_t* e[6];
     const int16_t* t[6];
     for (int k = 0; k < 6; ++k) {
@@ -135,6 +140,11 @@ void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scr
     }
     output_row(e, t, out_w, out->g.row(y) - P, out->b.row(y) - P, out->h.row(y) - P, out->j.row(y) - P);
   }
+}
+
+void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scratch) {
+  prepare(luma, out);
+  build_rows(luma, out, -kHalfpelPad, luma.height + kHalfpelPad, simd, scratch);
 }
 
 }  // namespace
@@ -173,5 +183,11 @@ void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch*
   build(luma, out, true, scratch);
 }
 void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out) { build(luma, out, false, nullptr); }
+
+void prepare_halfpel_planes(const Plane& luma, HalfpelPlanes* out) { prepare(luma, out); }
+
+void build_halfpel_plane_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, HalfpelScratch* scratch) {
+  build_rows(luma, out, y0, y1, true, scratch);
+}
 
 }  // namespace gme

@@ -44,6 +44,13 @@ void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch*
 // The same with plain C++ loops only: the reference the SIMD build is tested against (tests/test_mc.cpp).
 void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out);
 
+// The same build in bands of rows, for callers that spread it over threads: prepare_halfpel_planes once (sizes the
+// planes, gives them their serial), then build_halfpel_plane_rows for bands [y0, y1) that cover the rows
+// -kHalfpelPad .. luma.height + kHalfpelPad (picture coordinates), in any order or concurrently, each band with its
+// own scratch. Same samples as build_halfpel_planes.
+void prepare_halfpel_planes(const Plane& luma, HalfpelPlanes* out);
+void build_halfpel_plane_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, HalfpelScratch* scratch);
+
 // The four sample kinds of a small region only (cols, rows <= kHalfpelRegionMax), for blocks beyond the planes:
 // G, b, h, j at the region's position (r, c), whose G sample is luma (x + c, y + r) with edge replication, are
 // written to g/b/h/j[r * stride + c]. Same row kernels as the plane build, so the same values.

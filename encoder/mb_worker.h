@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/halfpel.h"
 #include "encoder/analyse_inter.h"
 #include "encoder/encoder.h"
 #include "encoder/macroblock.h"
@@ -18,6 +19,7 @@ struct MbWorker {
   // planes (me/subpel_memo.h), so it may outlive pictures, but never be shared.
   std::unique_ptr<DistortionMemo> memo = std::make_unique<DistortionMemo>();
   std::unique_ptr<IntegerCandidateSource> source;  // this picture's (P pictures), made by begin_picture
+  HalfpelScratch halfpel;       // this worker's band of the reference planes' build (encoder/picture.cpp)
   InterContext ic;
   StageTimes times;             // the stage times of the macroblocks this worker coded (CPU seconds)
   double wait_seconds = 0;      // of which waiting for rows of the GPU's progressive answer

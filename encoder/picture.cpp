@@ -182,6 +182,24 @@ std::shared_ptr<T> take_pooled(std::vector<std::shared_ptr<T>>& pool) {
   return t;
 }
 
+// The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker: each plane in as many
+// bands of rows as there are workers (the build filters rows independently: common/halfpel.h).
+void build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
+                             const std::vector<std::shared_ptr<HalfpelPlanes>>& planes) {
+  for (size_t i = 0; i < need.size(); ++i) prepare_halfpel_planes(need[i]->plane[0], planes[i].get());
+  const int n = s.threads;
+  s.pool->run(n, [&](int w) {
+    for (size_t i = 0; i < need.size(); ++i) {
+      const Plane& luma = need[i]->plane[0];
+      const int first = -kHalfpelPad, rows = luma.height + 2 * kHalfpelPad;
+      const int y0 = first + static_cast<int>(static_cast<int64_t>(rows) * w / n);
+      const int y1 = first + static_cast<int>(static_cast<int64_t>(rows) * (w + 1) / n);
+      if (y1 > y0) build_halfpel_plane_rows(luma, planes[i].get(), y0, y1, &s.workers[static_cast<size_t>(w)]->halfpel);
+    }
+  });
+  for (size_t i = 0; i < need.size(); ++i) need[i]->halfpel = planes[i];
+}
+
 // Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
 // with s.mbs as its macroblock array; the reference list and counters are left to commit_picture.
 PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
@@ -217,9 +235,12 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
       need_planes[i]->halfpel = planes_for[i];
     }
   };
+  // With several threads the planes are built in bands on all of them, after the integer search has started (so
+  // the GPU computes meanwhile); with one, on another thread beside the search call (GPUIntegerME = 1) or here.
+  const bool planes_on_workers = s.pool != nullptr;
   double planes_seconds = 0;
   std::future<void> planes_job;
-  if (!need_planes.empty()) {
+  if (!need_planes.empty() && !planes_on_workers) {
     if (p.gpu_integer_me == 1) {
       planes_job = std::async(std::launch::async, build_planes);
     } else {
@@ -254,6 +275,11 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   double picture_me_seconds = 0;
   std::unique_ptr<CandidateSourceFactory> sources;
   if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
+  if (!need_planes.empty() && planes_on_workers) {
+    const auto t_hp = Clock::now();
+    build_planes_on_workers(s, need_planes, planes_for);
+    planes_seconds = seconds_since(t_hp);
+  }
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();

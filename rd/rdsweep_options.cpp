@@ -27,7 +27,7 @@ const char* const kSweepUsage =
     "  --anchor NAME        run the others are compared with (default: the first run)\n"
     "  -p KEY=VALUE         setting for every run (repeatable)\n"
     "  --frames N           encode only the first N frames of each sequence\n"
-    "  -j N                 parallel encodes (default: number of cores)\n"
+    "  -j N                 parallel encodes (default: cores / lencod Threads of a -p or --run setting)\n"
     "  --out DIR            results folder (default results)\n"
     "  --lencod PATH        encoder program (default: lencod beside rdsweep)\n"
     "  --force              encode again points that are already complete\n"
@@ -127,12 +127,28 @@ SweepRun parse_run_item(const std::string& item) {
   return r;
 }
 
+int default_sweep_jobs(const SweepOptions& o, int cores) {
+  cores = std::max(1, cores);
+  // lencod's Threads (-p or a run's setting; the last -p wins, a run's setting over -p): 0 means every core.
+  int global = 1, most = 1;
+  for (const auto& kv : o.overrides)
+    if (kv.rfind("Threads=", 0) == 0 && !parse_int(trim(kv.substr(8)), &global)) global = 1;
+  for (const auto& r : o.runs) {
+    int t = global;
+    for (const auto& [k, v] : r.params)
+      if (k == "Threads" && !parse_int(v, &t)) t = 1;
+    most = std::max(most, t <= 0 ? cores : t);
+  }
+  if (o.runs.empty()) most = std::max(most, global <= 0 ? cores : global);
+  return std::max(1, cores / most);
+}
+
 SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_jobs,
                               const std::string& default_lencod) {
   SweepOptions o;
   o.jobs = std::max(1, default_jobs);
   o.lencod = default_lencod;
-  bool runs_given = false, qps_given = false;
+  bool runs_given = false, qps_given = false, jobs_given = false;
   o.command_line = "rdsweep";
   for (const auto& a : args) o.command_line += " " + a;
   for (size_t i = 0; i < args.size(); i++) {
@@ -179,6 +195,7 @@ SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_
     } else if (a == "-j" || (a.size() > 2 && a.rfind("-j", 0) == 0)) {
       const std::string v = a == "-j" ? value() : a.substr(2);
       if (!parse_int(v, &o.jobs) || o.jobs < 1) throw SweepError("-j '" + v + "' is not a positive integer");
+      jobs_given = true;
     } else if (a == "--out") {
       o.out_dir = value();
     } else if (a == "--lencod") {
@@ -201,6 +218,7 @@ SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_
   std::set<std::string> names;
   for (const auto& r : o.runs)
     if (!names.insert(r.name).second) throw SweepError("run '" + r.name + "' is defined twice");
+  if (!jobs_given) o.jobs = default_sweep_jobs(o, default_jobs);
   if (o.anchor.empty()) o.anchor = o.runs.front().name;
   if (!names.count(o.anchor)) throw SweepError("--anchor '" + o.anchor + "' is not one of the runs");
   std::set<int> qset(o.qps.begin(), o.qps.end());

@@ -35,7 +35,7 @@ struct SweepOptions {
   std::vector<SweepRun> runs;                   // --run; default: unmodified (GPUIntegerME=0), gpu (=1)
   std::string anchor;                           // --anchor RUN; default: the first run
   std::vector<std::string> overrides;           // -p Key=Value for every run
-  int jobs = 1;                                 // -j N; default: number of cores
+  int jobs = 1;                                 // -j N; default: cores / Threads per encode
   std::string out_dir = "results";              // --out DIR
   std::string lencod;                           // --lencod PATH; default: lencod beside rdsweep
   int frames = 0;                               // --frames N: encode N frames of every sequence (0: all listed)
@@ -52,6 +52,11 @@ std::vector<SweepRun> default_sweep_runs();
 // Parses rdsweep's arguments (argv[0] excluded). `default_jobs` and `default_lencod` fill -j and --lencod.
 SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_jobs,
                               const std::string& default_lencod);
+
+// -j when not given: the cores divided by the most threads one encode runs (lencod's Threads from -p or a run's
+// setting, 0 meaning every core; 1 when no setting names it), at least 1, so -j x Threads stays within the cores.
+// A Threads set inside the -f configuration file is not seen: give it with -p, or give -j.
+int default_sweep_jobs(const SweepOptions& o, int cores);
 
 // "name=file:WxH:frames[:fps]".
 SweepSequence parse_sequence_item(const std::string& item);

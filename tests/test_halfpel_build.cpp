@@ -3,9 +3,12 @@
 // the standard's samples); a region built alone against the planes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "common/halfpel.h"
 #include "common/mc.h"
@@ -42,6 +45,36 @@ TEST(HalfpelBuild, SimdMatchesReference) {
 
 // A region built alone (blocks beyond the planes) equals the planes where they cover it, for every size up to the
 // limit, at the picture's corners and edges and across the planes' outer border (edge replication both ways).
+// The build in bands (as the encoder's threads do it), bands of every height in any order: the whole build's planes.
+TEST(HalfpelBuild, BandsMatchTheWholeBuild) {
+  std::mt19937 rng(5);
+  for (const auto& sz : {std::pair<int, int>{48, 32}, {176, 144}, {16, 16}}) {
+    Plane ref;
+    ref.alloc(sz.first, sz.second, kLumaPad);
+    for (int y = 0; y < sz.second; ++y)
+      for (int x = 0; x < sz.first; ++x) ref.at(x, y)[0] = static_cast<uint8_t>(rng());
+    ref.extend_borders();
+    HalfpelPlanes whole, banded;
+    build_halfpel_planes(ref, &whole);
+    prepare_halfpel_planes(ref, &banded);
+    EXPECT_NE(whole.serial, banded.serial);
+    std::vector<int> cuts = {-kHalfpelPad, sz.second + kHalfpelPad};
+    for (int k = 0; k < 5; ++k) cuts.push_back(-kHalfpelPad + 1 + static_cast<int>(rng() % (sz.second + 2 * kHalfpelPad - 1)));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t i = cuts.size() - 1; i-- > 0;) {  // last band first
+      HalfpelScratch scratch;
+      build_halfpel_plane_rows(ref, &banded, cuts[i], cuts[i + 1], &scratch);
+    }
+    const Plane* w[4] = {&whole.g, &whole.b, &whole.h, &whole.j};
+    const Plane* g[4] = {&banded.g, &banded.b, &banded.h, &banded.j};
+    for (int k = 0; k < 4; ++k)
+      for (int y = -kHalfpelPad; y < sz.second + kHalfpelPad; ++y)
+        ASSERT_EQ(0, std::memcmp(g[k]->at(-kHalfpelPad, y), w[k]->at(-kHalfpelPad, y), sz.first + 2 * kHalfpelPad))
+            << "plane " << k << " row " << y << " size " << sz.first << "x" << sz.second;
+  }
+}
+
 TEST(HalfpelBuild, RegionMatchesPlanes) {
   std::mt19937 rng(7);
   Plane ref;

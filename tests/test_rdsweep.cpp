@@ -74,6 +74,18 @@ TEST(RdsweepArgs, Defaults) {
   EXPECT_FALSE(o.force);
 }
 
+// -j by default keeps -j x lencod's Threads within the cores; a given -j stays.
+TEST(RdsweepArgs, DefaultJobsShareTheCoresWithThreads) {
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=4"}, 16, "l").jobs, 4);
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=3"}, 16, "l").jobs, 5);
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=32"}, 16, "l").jobs, 1);
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=0"}, 16, "l").jobs, 1);  // every core per encode
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=8", "-p", "Threads=2"}, 16, "l").jobs, 8);  // the last -p
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "--run", "unmodified", "--run", "b:GPUIntegerME=1,Threads=4"}, 16, "l").jobs, 4);
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=8", "--run", "b:Threads=2"}, 16, "l").jobs, 8);  // run wins
+  EXPECT_EQ(parse_sweep_args({"-f", "c", "-p", "Threads=4", "-j", "16"}, 16, "l").jobs, 16);
+}
+
 TEST(RdsweepArgs, RunsQpsAndOverrides) {
   const SweepOptions o = parse_sweep_args(
       {"-f", "a.cfg", "--run", "unmodified", "--run", "top8:GPUIntegerME=1,GPUTopK=8", "--qp", "40", "28", "--qp",
