@@ -1,7 +1,13 @@
 // class Encoder: the push/pull queue around EncoderState and the picture loop (encoder/picture.h).
 #include "encoder/encoder.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "encoder/picture.h"
@@ -30,18 +36,18 @@ struct Encoder::Impl {
     return std::max<size_t>(1, kHeldBytes / std::max<size_t>(1, frame_bytes));
   }
 
-  // Codes the held picture at the front (its turn has come) into `done`.
-  void code_front() {
-    Held h = std::move(held.front());
-    held.pop_front();
+  // Codes `h` (its turn has come) into an EncodedPicture.
+  EncodedPicture code(Held h) {
     EncodedPicture e;
     e.result = encode_picture(state, *h.frame, e.bytes);
     e.user_index = h.user_index;
     e.source = std::move(h.frame);
     e.recon = state.rec;
     e.mbs = state.mbs;
-    done.push_back(std::move(e));
+    return e;
   }
+
+  // ---- One thread (Threads = 1): everything happens in push() and flush(), on the caller's thread.
 
   // Codes held pictures in order as far as possible without waiting for the GPU start-up (unless draining). While
   // the next one would wait, the held I pictures are coded ahead, and more input is accepted until the limit.
@@ -52,36 +58,152 @@ struct Encoder::Impl {
           encode_picture_ahead(state, a, *held[static_cast<size_t>(a - state.coded)].frame);
         if (held.size() < held_limit()) return;
       }
-      code_front();
+      Held h = std::move(held.front());
+      held.pop_front();
+      done.push_back(code(std::move(h)));
+    }
+  }
+
+  // ---- Several threads: pictures are coded on a thread of their own (the pool's worker 0), so the caller's reading,
+  // PSNR and writing of one picture overlap the coding of the next. push() returns once the picture is queued (it
+  // waits while kQueued pictures are, or while the GPU start-up holds held_limit()), pull() hands out what is done,
+  // flush() waits for the rest. Same pictures, same order, same bytes as one thread.
+  static constexpr size_t kQueued = 2;
+  bool async = false;
+  std::thread coder;
+  std::mutex m;
+  std::condition_variable work_cv;   // the coder's: input, draining, stop
+  std::condition_variable state_cv;  // the caller's: room, pictures done, idle
+  bool draining = false, stop = false, busy = false, waiting_for_gpu = false;
+  std::exception_ptr error;
+  std::string me_path;  // state.me_path as the coder last left it
+
+  void start_coder() {
+    async = true;
+    me_path = state.me_path;
+    coder = std::thread([this] { coder_loop(); });
+  }
+
+  ~Impl() {
+    if (!async) return;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    work_cv.notify_all();
+    coder.join();
+  }
+
+  // pump() on the coder thread: the state is the coder's while `busy`, and nobody else's but under `m` while idle.
+  void coder_loop() {
+    std::unique_lock<std::mutex> lock(m);
+    for (;;) {
+      work_cv.wait(lock, [&] { return stop || (!error && !held.empty()); });
+      if (stop) return;
+      busy = true;
+      try {
+        if (!draining && next_picture_waits_for_gpu(state)) {
+          const int a = next_picture_ahead(state);
+          if (a >= 0 && a - state.coded < static_cast<int>(held.size())) {
+            const std::shared_ptr<Frame> frame = held[static_cast<size_t>(a - state.coded)].frame;
+            lock.unlock();
+            encode_picture_ahead(state, a, *frame);
+            lock.lock();
+            busy = false;
+            continue;
+          }
+          if (held.size() < held_limit()) {  // take more input; look again when it comes, or soon
+            waiting_for_gpu = true;
+            busy = false;
+            state_cv.notify_all();
+            work_cv.wait_for(lock, std::chrono::milliseconds(2));
+            continue;
+          }
+        }
+        waiting_for_gpu = false;
+        Held h = std::move(held.front());
+        held.pop_front();
+        lock.unlock();
+        EncodedPicture e = code(std::move(h));
+        lock.lock();
+        done.push_back(std::move(e));
+        me_path = state.me_path;
+      } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        error = std::current_exception();
+      }
+      busy = false;
+      state_cv.notify_all();
     }
   }
 };
 
 Encoder::Encoder(const EncoderParams& params, PictureSearchFactory picture_search) : impl_(new Impl) {
   init_encoder_state(impl_->state, params, std::move(picture_search));
+  if (impl_->state.threads > 1) impl_->start_coder();
 }
 
 Encoder::~Encoder() = default;
 
 void Encoder::push(Frame src, int64_t user_index) {
-  impl_->held.push_back(Held{std::make_shared<Frame>(std::move(src)), user_index});
-  impl_->pump(false);
+  Impl& d = *impl_;
+  Held h{std::make_shared<Frame>(std::move(src)), user_index};
+  if (!d.async) {
+    d.held.push_back(std::move(h));
+    d.pump(false);
+    return;
+  }
+  std::unique_lock<std::mutex> lock(d.m);
+  d.state_cv.wait(lock, [&] { return d.error || d.held.size() < (d.waiting_for_gpu ? d.held_limit() : Impl::kQueued); });
+  if (d.error) std::rethrow_exception(d.error);
+  d.held.push_back(std::move(h));
+  d.work_cv.notify_one();
 }
 
 bool Encoder::pull(EncodedPicture* out) {
-  if (impl_->done.empty()) return false;
-  *out = std::move(impl_->done.front());
-  impl_->done.pop_front();
+  Impl& d = *impl_;
+  std::unique_lock<std::mutex> lock(d.m, std::defer_lock);
+  if (d.async) lock.lock();
+  if (d.done.empty()) {
+    if (d.error) std::rethrow_exception(d.error);
+    return false;
+  }
+  *out = std::move(d.done.front());
+  d.done.pop_front();
   return true;
 }
 
-void Encoder::flush() { impl_->pump(true); }
-
-std::string Encoder::integer_me_path() const {
-  if (impl_->state.p.gpu_integer_me == 1) picture_search_ready(impl_->state);  // the path is known once started
-  return impl_->state.me_path;
+void Encoder::flush() {
+  Impl& d = *impl_;
+  if (!d.async) {
+    d.pump(true);
+    return;
+  }
+  std::unique_lock<std::mutex> lock(d.m);
+  d.draining = true;
+  d.work_cv.notify_one();
+  d.state_cv.wait(lock, [&] { return d.error || (d.held.empty() && !d.busy); });
+  d.draining = false;
+  if (d.error) std::rethrow_exception(d.error);
 }
 
-std::string Encoder::integer_me_path_so_far() const { return impl_->state.me_path; }
+std::string Encoder::integer_me_path() const {
+  Impl& d = *impl_;
+  std::unique_lock<std::mutex> lock(d.m, std::defer_lock);
+  if (d.async) {
+    lock.lock();
+    d.state_cv.wait(lock, [&] { return !d.busy; });  // the state is the coder's while it codes
+  }
+  if (d.state.p.gpu_integer_me == 1) picture_search_ready(d.state);  // the path is known once started
+  d.me_path = d.state.me_path;
+  return d.state.me_path;
+}
+
+std::string Encoder::integer_me_path_so_far() const {
+  Impl& d = *impl_;
+  if (!d.async) return d.state.me_path;
+  std::lock_guard<std::mutex> lock(d.m);
+  return d.me_path;
+}
 
 }  // namespace gme

@@ -77,49 +77,51 @@ void WorkerPool::run(int n, const std::function<void(int)>& job) {
 
 void ProgressBoard::reset(int n) {
   if (static_cast<size_t>(n) != n_) {
-    v_.reset(new std::atomic<int>[static_cast<size_t>(n)]);
+    slots_.reset(new Slot[static_cast<size_t>(n)]);
     n_ = static_cast<size_t>(n);
   }
-  for (size_t i = 0; i < n_; ++i) v_[i].store(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < n_; ++i) slots_[i].value.store(0, std::memory_order_relaxed);
   aborted_.store(false, std::memory_order_release);
 }
 
-void ProgressBoard::wake() {
-  std::lock_guard<std::mutex> lock(m_);  // a sleeper between its check and its wait holds the lock: no lost wake-up
-  cv_.notify_all();
-}
-
 void ProgressBoard::raise(int i, int value) {
-  // seq_cst store, then seq_cst load of sleepers_: a waiter that registered before this store is seen here, and one
-  // that registers after it sees the value (the waiter does the same pair in the other order).
-  v_[static_cast<size_t>(i)].store(value, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) wake();
+  Slot& s = slots_[static_cast<size_t>(i)];
+  // seq_cst store, then seq_cst load of the sleepers: a waiter that registered before this store is seen here, and
+  // one that registers after it sees the value (the waiter does the same pair in the other order).
+  s.value.store(value, std::memory_order_seq_cst);
+  if (s.sleepers.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(m_);  // a sleeper between its check and its wait holds the lock: no lost wake-up
+    s.cv.notify_all();
+  }
 }
 
 void ProgressBoard::abort() {
   aborted_.store(true, std::memory_order_seq_cst);
-  wake();
+  std::lock_guard<std::mutex> lock(m_);
+  for (size_t i = 0; i < n_; ++i) slots_[i].cv.notify_all();
 }
 
 bool ProgressBoard::wait_at_least(int i, int value) {
-  std::atomic<int>& v = v_[static_cast<size_t>(i)];
-  if (v.load(std::memory_order_acquire) >= value) return true;
+  Slot& s = slots_[static_cast<size_t>(i)];
+  if (s.value.load(std::memory_order_acquire) >= value) return true;
   // A neighbouring row is usually a fraction of a macroblock behind: spin that long before sleeping (a sleep and
-  // wake-up cost tens of microseconds, a macroblock a few).
+  // wake-up cost tens of microseconds, a macroblock a few to a hundred).
   for (int k = 0; k < 2000; ++k) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
-    if (v.load(std::memory_order_acquire) >= value) return true;
+    if (s.value.load(std::memory_order_acquire) >= value) return true;
     if (aborted_.load(std::memory_order_relaxed)) return false;
   }
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  s.sleepers.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return v.load(std::memory_order_seq_cst) >= value || aborted_.load(std::memory_order_seq_cst); });
+    s.cv.wait(lock, [&] {
+      return s.value.load(std::memory_order_seq_cst) >= value || aborted_.load(std::memory_order_seq_cst);
+    });
   }
-  sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  return v.load(std::memory_order_acquire) >= value;
+  s.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  return s.value.load(std::memory_order_acquire) >= value;
 }
 
 }  // namespace gme

@@ -44,25 +44,28 @@ class WorkerPool {
 };
 
 // Counters (one per macroblock row, say) that workers raise and wait on. wait_at_least() spins briefly, then sleeps;
-// raise() wakes sleepers only when there are any, so the common case costs one release store. abort() wakes every
-// waiter for good: wait_at_least() then returns false (a worker that failed must not leave the others waiting).
+// raise() wakes the sleepers of that counter only, and only when there are any, so the common case costs one store
+// and one load. abort() wakes every waiter for good: wait_at_least() then returns false (a worker that failed must
+// not leave the others waiting).
 class ProgressBoard {
  public:
   void reset(int n);  // n counters at 0, not aborted
-  int get(int i) const { return v_[static_cast<size_t>(i)].load(std::memory_order_acquire); }
+  int get(int i) const { return slots_[static_cast<size_t>(i)].value.load(std::memory_order_acquire); }
   void raise(int i, int value);
   bool wait_at_least(int i, int value);
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
 
  private:
-  void wake();
-  std::unique_ptr<std::atomic<int>[]> v_;
+  struct Slot {
+    std::atomic<int> value{0};
+    std::atomic<int> sleepers{0};
+    std::condition_variable cv;
+  };
+  std::unique_ptr<Slot[]> slots_;
   size_t n_ = 0;
-  std::atomic<int> sleepers_{0};
   std::atomic<bool> aborted_{false};
-  std::mutex m_;
-  std::condition_variable cv_;
+  std::mutex m_;  // the sleepers' (a sleep is the slow path)
 };
 
 }  // namespace gme

@@ -359,6 +359,25 @@ TEST(Threads, EncoderQueueGivesTheSameStream) {
   EXPECT_TRUE(streams[0] == streams[1]);
 }
 
+// With several threads pictures are coded on a thread of their own: a picture that cannot be coded (a frame of the
+// wrong size) surfaces as the same error, from flush() or the next push(), and the encoder can still be destroyed.
+TEST(Threads, EncoderQueueReportsACodingError) {
+  EncoderParams p = base(64, 48, 3);
+  p.threads = 3;
+  Encoder enc(p);
+  enc.push(test_frame(64, 48, 0), 0);
+  enc.push(test_frame(80, 48, 1), 1);  // coded size 80x48, the encoder's is 64x48
+  EXPECT_THROW(
+      {
+        enc.flush();
+        enc.push(test_frame(64, 48, 2), 2);
+      },
+      std::runtime_error);
+  EncodedPicture e;
+  EXPECT_TRUE(enc.pull(&e));  // picture 0 was coded
+  EXPECT_EQ(e.user_index, 0);
+}
+
 // The case the RDOptimization 1 rows exist for must really arise: some P picture ends a row of macroblocks on
 // P_Skip and starts the next with P_Skip in the same slice (the run crosses the row end).
 TEST(Threads, SkipRunsCrossRowEnds) {
