@@ -80,7 +80,7 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test bench bench-gpu conformance-full clean note
+.PHONY: all test bench bench-gpu bench-threads conformance-full clean note
 all: note $(PROGRAMS) bin/gme_tests
 
 note:
@@ -124,6 +124,10 @@ bench: all
 bench-gpu: all
 	tools/bench_gpu.sh
 	tools/bench_gpu_e2e.sh
+
+# Thread scaling of both runs next to x264 (doc/THREADS.md); x264 from .x264/libx264-dev_*.deb or the PATH.
+bench-threads: all
+	tools/bench_threads.sh
 
 # Large conformance matrix (minutes to hours); the default suite runs a reduced one.
 conformance-full: all

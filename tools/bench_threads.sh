@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Thread scaling (doc/THREADS.md, `make bench-threads`): frames/s of gme264's two runs - unmodified (GPUIntegerME 0)
+# and GPU (GPUIntegerME 1) - at 1, 2, 4, 8 and 16 threads, at 640x480 and 1920x1080, next to x264 with an
+# exhaustive search (--me esa --merange 32 --threads N) and the same structure: baseline profile, one reference, an
+# I picture every 12 (no scene cuts, no B pictures), fixed QP, the same clip and frames.
+#
+# Usage: tools/bench_threads.sh [OUTDIR]
+#   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"
+#   FRAMES_640x480="12 36"  FRAMES_1920x1080="6 18"   (each size runs at both counts, see "steady" below)
+#   X264_DEBS=.x264   folder with libx264-dev_*.deb (apt-get download libx264-dev; the script unpacks it under
+#                     /tmp and builds tools/x264_raw_bench.cpp against its libx264.a); without it, an `x264` on
+#                     the PATH is used; without either, no x264 column.
+# Columns: fps = frames / wall time of the whole process at the larger count (start-up, reading, writing included,
+# as a user sees it); steady = (large - small) / (t_large - t_small): the frames/s once running, without the
+# process and CUDA start-up (~0.3 s). x = steady fps / steady fps at 1 thread. "same" checks that gme264's stream is
+# byte-identical at every thread count (per run, size and QP).
+# Needs bin/lencod (make) and the clips of sequences/make_clips.sh (the .yuv.gz are decompressed to /tmp first:
+# inflating a 1080p picture costs more than coding it with 16 threads).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-$(mktemp -d)}
+mkdir -p "$out"
+threads=${THREADS:-1 2 4 8 16}
+qps=${QPS:-28 40}
+sizes=${SIZES:-640x480 1920x1080}
+debs=${X264_DEBS:-.x264}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+report="$out/bench_threads.txt"
+: >"$report"
+say() { echo "$@" | tee -a "$report"; }
+
+[ -x bin/lencod ] || { echo "bench_threads: bin/lencod is missing (run make)"; exit 1; }
+say "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+else
+  say "gpu: none (the GPU run uses the CPU twin: its times say nothing about the GPU path)"
+fi
+say "gme264: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+
+# ---- x264: the library's own driver on raw input (tools/x264_raw_bench.cpp), or an x264 on the PATH.
+x264_cmd=""
+deb=$(ls "$debs"/libx264-dev_*.deb 2>/dev/null | head -1)
+if [ -n "$deb" ]; then
+  dpkg -x "$deb" "$tmp/x264" &&
+    lib=$(find "$tmp/x264" -name libx264.a | head -1) &&
+    g++ -O2 -std=c++17 tools/x264_raw_bench.cpp -I"$tmp/x264/usr/include" "$lib" -lpthread -lm -ldl \
+      -o "$tmp/x264_raw_bench" && x264_cmd=driver
+  [ -n "$x264_cmd" ] && say "x264: libx264 $(sed -n 's/^#define X264_POINTVER "\(.*\)"/\1/p' "$tmp/x264/usr/include/x264_config.h") from $deb (tools/x264_raw_bench.cpp)"
+fi
+if [ -z "$x264_cmd" ] && command -v x264 >/dev/null 2>&1; then
+  x264_cmd=cli
+  say "x264: $(x264 --version 2>/dev/null | head -1) (on the PATH)"
+fi
+[ -n "$x264_cmd" ] || say "x264: not found (no $debs/libx264-dev_*.deb, no x264 on the PATH): no x264 column"
+
+clip_for() {
+  case "$1" in
+    640x480) echo sequences/megamind_640x480.yuv.gz ;;
+    1920x1080) echo sequences/megamind_1920x1080.yuv.gz ;;
+    *) echo "" ;;
+  esac
+}
+
+# Seconds of wall time of a command (its output goes to $tmp/log).
+wall() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >"$tmp/log" 2>&1 || { echo "FAILED"; return 1; }
+  t1=$(date +%s.%N)
+  python3 -c "print('%.4f' % ($t1 - $t0))"
+}
+
+for size in $sizes; do
+  w=${size%x*}
+  h=${size#*x}
+  clip=$(clip_for "$size")
+  [ -n "$clip" ] && [ -f "$clip" ] || { say "== $size: no clip ($clip; run sequences/make_clips.sh)"; continue; }
+  raw="$tmp/clip_$size.yuv"
+  gzip -dc "$clip" >"$raw"
+  var="FRAMES_$size"
+  counts=${!var:-}
+  [ -n "$counts" ] || { [ "$size" = 640x480 ] && counts="12 36" || counts="6 18"; }
+  small=${counts% *}
+  large=${counts#* }
+  for qp in $qps; do
+    say ""
+    say "== $size, $clip, QP $qp, frames $small and $large: frames/s (fps: whole process at $large frames; steady: ($large - $small) frames / time difference)"
+    printf '%-8s | %-26s | %-26s | %-26s\n' threads "unmodified fps steady x" "gpu fps steady x" "x264 esa fps steady x" | tee -a "$report"
+    declare -A base=()
+    declare -A hashes=()
+    for t in $threads; do
+      line=$(printf '%-8s' "$t")
+      for run in unmodified gpu x264; do
+        declare -A secs=()
+        ok=1
+        for n in $small $large; do
+          case $run in
+            unmodified | gpu)
+              g=0; [ $run = gpu ] && g=1
+              s=$(wall bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$raw" SourceWidth="$w" SourceHeight="$h" \
+                FramesToBeEncoded="$n" IntraPeriod=12 NumberReferenceFrames=1 SearchRange=32 QPISlice="$qp" \
+                QPPSlice="$qp" GPUIntegerME=$g Threads="$t" OutputFile="$tmp/gme.264") || ok=0
+              [ "$n" = "$large" ] && [ $ok = 1 ] && hashes[$run]+="$(md5sum <"$tmp/gme.264" | cut -c1-32) "
+              ;;
+            x264)
+              [ -n "$x264_cmd" ] || { ok=0; break; }
+              opts=(me=esa merange=32 threads="$t" keyint=12 min-keyint=12 scenecut=0 bframes=0 ref=1 qp="$qp")
+              if [ $x264_cmd = driver ]; then
+                s=$(wall "$tmp/x264_raw_bench" "$w" "$h" "$n" "$raw" "$tmp/x.264" "${opts[@]}") || ok=0
+              else
+                s=$(wall x264 --profile baseline --me esa --merange 32 --threads "$t" --keyint 12 --min-keyint 12 \
+                  --scenecut 0 --bframes 0 --ref 1 --qp "$qp" --input-res "${w}x${h}" --frames "$n" -o "$tmp/x.264" "$raw") || ok=0
+              fi
+              ;;
+          esac
+          secs[$n]=$s
+        done
+        if [ $ok = 1 ]; then
+          read -r fps steady <<<"$(python3 -c "
+s, l, ts, tl = $small, $large, ${secs[$small]}, ${secs[$large]}
+print('%.2f %.2f' % (l / tl, (l - s) / (tl - ts) if tl > ts else float('nan')))")"
+          [ -n "${base[$run]:-}" ] || base[$run]=$steady
+          x=$(python3 -c "print('%.2f' % ($steady / ${base[$run]}))")
+          line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
+        else
+          line+=$(printf ' | %26s' "-")
+          [ $run != x264 ] && tail -3 "$tmp/log" | sed "s/^/  $run t=$t: /" | tee -a "$report"
+        fi
+      done
+      echo "$line" | tee -a "$report"
+    done
+    for run in unmodified gpu; do
+      n=$(echo "${hashes[$run]:-}" | tr ' ' '\n' | sed '/^$/d' | sort -u | wc -l)
+      say "same $run stream at every thread count: $([ "$n" = 1 ] && echo yes || echo "NO ($n different streams)")"
+    done
+    unset base hashes
+  done
+  rm -f "$raw"
+done
+say ""
+say "(report: $report)"
