@@ -106,7 +106,7 @@ bool ProgressBoard::wait_at_least(int i, int value) {
   if (s.value.load(std::memory_order_acquire) >= value) return true;
   // A neighbouring row is usually a fraction of a macroblock behind: spin that long before sleeping (a sleep and
   // wake-up cost tens of microseconds, a macroblock a few to a hundred).
-  for (int k = 0; k < 2000; ++k) {
+  for (int k = 0; k < 400; ++k) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
