@@ -99,10 +99,14 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
 
 }  // namespace
 
-bool macroblocks_chain_in_order(const EncoderParams& p) { return p.slice_mode == 2; }
+bool macroblocks_chain_in_order(const EncoderParams& p) {
+  (void)p;
+  return false;
+}
 
 const char* macroblock_order_name(const EncoderParams& p) {
-  return macroblocks_chain_in_order(p) ? "in order (SliceMode 2)" : "wavefront";
+  if (macroblocks_chain_in_order(p)) return "in order";
+  return p.slice_mode == 2 ? "wavefront, speculative slices" : "wavefront";
 }
 
 MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,

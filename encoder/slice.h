@@ -1,8 +1,8 @@
 // The macroblock loop of one picture: macroblocks in raster order, slices cut by SliceMode (0: one slice, 1:
 // SliceArgument macroblocks, 2: at most SliceArgument bytes per slice NAL unit - a macroblock that would overflow
 // is undone and coded again as the first of the next slice), each slice written as one NAL unit. Two ways to run
-// it with the same bytes: the wavefront (encoder/wavefront.h, several threads) and the in-order loop (here), for
-// configurations whose macroblocks form one chain in coding order.
+// it with the same bytes: the wavefront (encoder/wavefront.h, any thread count) and the in-order loop (here), for
+// configurations whose macroblocks form one chain in coding order, and the tests' reference.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,12 +23,13 @@ struct SliceLoopStats {
 };
 
 // True when every macroblock of a picture under `p` depends on the one before it in coding order, beyond the
-// neighbours the wavefront waits for, so that coding rows in parallel would change the bytes: SliceMode 2 (a
-// macroblock's slice, hence its neighbours, depends on the bytes of every macroblock before it). Such pictures
-// take the in-order loop on one thread (deblocking still runs on every thread). A coding tool that carries state
-// from one macroblock to the next in coding order belongs here too.
+// neighbours the wavefront waits for and beyond what it can decide speculatively and start again (SliceMode 2's
+// slice ends), so that coding rows in parallel would change the bytes: a coding tool that carries state from one
+// macroblock to the next in coding order (JM's AdaptiveRounding, say) belongs here. Such pictures take the
+// in-order loop on one thread (the planes and deblocking still run on every thread). Nothing needs it today.
 bool macroblocks_chain_in_order(const EncoderParams& p);
-// The same as a word for the console and the StatsFile: "wavefront" or "in order (SliceMode 2)".
+// The same as words for the console and the StatsFile: "wavefront", "wavefront, speculative slices" (SliceMode 2)
+// or "in order".
 const char* macroblock_order_name(const EncoderParams& p);
 
 // The picture's MbContext before any macroblock: parameters, pictures, lambdas, QP (mb_x, mb_y, slice_id and

@@ -1,6 +1,7 @@
 #include "encoder/wavefront.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "common/deblock.h"
 #include "common/stage_clock.h"
@@ -21,15 +22,110 @@ inline void wait_or_unwind(ProgressBoard& board, int row, int value) {
   if (!board.wait_at_least(row, value)) throw Aborted{};
 }
 
-// The workers of one picture.
+// JM's slice_too_big (macroblock.c, SliceMode 2, CAVLC), as encoder/slice.cpp counts it for the in-order loop.
+int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
+  const int64_t bits = bw.bits();
+  const int bits_to_go = 8 - static_cast<int>(bits % 8);
+  const int rlc_bits = skip_run > 0 ? ue_bits(static_cast<uint32_t>(skip_run)) : 0;
+  return bits / 8 + (bits_to_go < 8 ? 1 : 0) + (bits_to_go < rlc_bits ? 1 : 0);
+}
+
+// Writes a picture's slices in coding order from the rows' bit writers: slice headers, the mb_skip_run codes between
+// the macroblocks' syntax, and for SliceMode 2 JM's byte limit (encoder/slice.cpp has the in-order twin).
+class SliceWriter {
+ public:
+  SliceWriter(EncoderState& s, const PictureParams& pp, std::vector<uint8_t>& out, SliceLoopStats& st)
+      : s_(s), pp_(pp), out_(out), st_(st), p_slice_(pp.type == SliceType::P) {}
+
+  void open(int first_mb) {
+    bw_.clear();
+    write_slice_header(bw_, s_.seq, slice_header(s_, pp_, first_mb));
+    run_ = 0;
+    count_ = 0;
+  }
+
+  // Appends decided macroblock mb. With a byte limit (SliceMode 2): false, and nothing appended, when the slice
+  // would pass it and mb is not its first macroblock (mb then starts the next slice, decided again there).
+  bool add(int mb, int byte_limit) {
+    const int y = mb / s_.mb_w;
+    const MbBits& b = s_.wavefront.mbs[static_cast<size_t>(y)][static_cast<size_t>(mb % s_.mb_w)];
+    const BitWriter::Mark mark = bw_.mark();
+    const int run_before = run_;
+    if (b.skip) {
+      ++run_;
+    } else {
+      if (p_slice_) {
+        bw_.ue(static_cast<uint32_t>(run_));
+        run_ = 0;
+      }
+      const BitWriter& from = s_.wavefront.bits[static_cast<size_t>(y)];
+      if (b.pad_at < 0) {
+        bw_.append(from, b.start, b.size);
+      } else {  // I_PCM: the samples start byte aligned in the slice, wherever they were in the row
+        bw_.append(from, b.start, b.pad_at);
+        bw_.align_zero();
+        const int64_t rest = b.start + b.pad_at + b.pad;
+        bw_.append(from, rest, b.start + b.size - rest);
+      }
+    }
+    if (byte_limit > 0 && count_ > 0 && slice_bytes_jm(bw_, run_) > byte_limit) {
+      bw_.rewind(mark);
+      run_ = run_before;
+      return false;
+    }
+    ++count_;
+    ++st_.mb_counts[static_cast<int>(b.type)];
+    return true;
+  }
+
+  void close() {
+    if (run_ > 0) bw_.ue(static_cast<uint32_t>(run_));
+    bw_.rbsp_trailing_bits();
+    const size_t bytes = write_nal_annexb(out_, pp_.idr ? 3 : 2, pp_.idr ? kNalIdr : kNalSlice, bw_.bytes());
+    st_.bits += static_cast<int64_t>(bytes) * 8;
+    ++st_.num_slices;
+  }
+
+ private:
+  EncoderState& s_;
+  const PictureParams& pp_;
+  std::vector<uint8_t>& out_;
+  SliceLoopStats& st_;
+  const bool p_slice_;
+  BitWriter bw_;
+  int run_ = 0, count_ = 0;
+};
+
+// The workers of one picture. With SliceMode 0 or 1 every macroblock's slice is known in advance and one pass
+// decides them all. With SliceMode 2 the picture is coded in passes ("epochs"): each decides the macroblocks from
+// the current slice's next one on as if the slice went on to the end of the picture, while the workers put the
+// decided macroblocks into the slice in order (commit(), whoever gets the lock); when one would pass the byte
+// limit the epoch ends, everything decided past it is dropped, and the next epoch starts there with the next
+// slice - as the in-order loop decides that macroblock again as the first of the next slice.
 class Wavefront {
  public:
-  Wavefront(EncoderState& s, const PictureParams& pp, const MbContext& base, const MacroblockDeblocker& dbk)
-      : s_(s), pp_(pp), base_(base), rows_(s.wavefront), dbk_(dbk), mb_w_(s.mb_w), mb_h_(s.mb_h) {
+  Wavefront(EncoderState& s, const PictureParams& pp, const MbContext& base, const MacroblockDeblocker* dbk,
+            SliceWriter* commits)
+      : s_(s), pp_(pp), base_(base), rows_(s.wavefront), dbk_(dbk), commits_(commits), mb_w_(s.mb_w),
+        mb_h_(s.mb_h), total_(s.mb_w * s.mb_h) {
     const EncoderParams& p = s.p;
     slice_argument_ = p.slice_mode == 1 ? p.slice_argument : 0;
+    byte_limit_ = p.slice_mode == 2 ? p.slice_argument : 0;
     // Only RDOptimization 1's P_Skip decision reads the run (encoder/analyse_inter.cpp skip_wins).
     track_run_ = pp.type == SliceType::P && p.rd_optimization != 0 && p.p_slice_skip;
+  }
+
+  // Ready for a pass deciding macroblocks [first_mb, total) in slice slice_id (SliceMode 2; 0, 0 otherwise): the
+  // rows above are done, and so is the start of first_mb's row.
+  void begin_epoch(int first_mb, int slice_id) {
+    epoch_first_ = first_mb;
+    epoch_slice_ = slice_id;
+    const int y0 = first_mb / mb_w_;
+    rows_.decided.reset(mb_h_);
+    for (int y = 0; y < y0; ++y) rows_.decided.raise(y, mb_w_);
+    rows_.decided.raise(y0, first_mb % mb_w_);
+    rows_.next_row.store(y0);
+    full_ = false;
   }
 
   void worker(int index) {
@@ -49,10 +145,39 @@ class Wavefront {
     }
   }
 
-  int slice_of(int mb) const { return slice_argument_ > 0 ? mb / slice_argument_ : 0; }
-  bool slice_starts(int mb) const { return slice_argument_ > 0 ? mb % slice_argument_ == 0 : mb == 0; }
+  // SliceMode 2: puts decided macroblocks into the slice in order, from next_commit_ on, until one is not decided
+  // yet or the slice is full (which ends the epoch: the workers stop at their next macroblock or wait). Without
+  // wait_for_lock it returns at once when another worker is at it: every worker comes here after each macroblock,
+  // so a macroblock decided just after the committer looked is taken by the next one's call (the epoch's end
+  // takes the rest).
+  void commit(bool wait_for_lock) {
+    std::unique_lock<std::mutex> lock(commit_m_, std::defer_lock);
+    if (wait_for_lock) lock.lock();
+    else if (!lock.try_lock()) return;
+    while (!full_ && next_commit_ < total_) {
+      const int y = next_commit_ / mb_w_, x = next_commit_ % mb_w_;
+      if (rows_.decided.get(y) <= x) return;
+      if (!commits_->add(next_commit_, byte_limit_)) {
+        full_ = true;
+        rows_.decided.abort();
+        return;
+      }
+      ++next_commit_;
+    }
+  }
+  int next_commit() const { return next_commit_; }
+  bool slice_full() const { return full_; }
 
  private:
+  int slice_of(int mb) const {
+    if (byte_limit_ > 0) return epoch_slice_;
+    return slice_argument_ > 0 ? mb / slice_argument_ : 0;
+  }
+  bool slice_starts(int mb) const {
+    if (byte_limit_ > 0) return mb == epoch_first_;
+    return slice_argument_ > 0 ? mb % slice_argument_ == 0 : mb == 0;
+  }
+
   // The run before a macroblock of row y that continues the run the previous row ended with: known once that row
   // is done (its run_out is written before its last macroblock is published).
   class RowRun final : public SkipRunWait {
@@ -80,9 +205,10 @@ class Wavefront {
   };
 
   void deblock(int x, int y, MbWorker& w) {
+    if (!dbk_) return;  // SliceMode 2: after the last epoch, once every slice is known
     if (y > 0) wait_or_unwind(rows_.deblocked, y - 1, std::min(x + 2, mb_w_));
     const double t = stage_clock_seconds();
-    dbk_.filter(x, y);
+    dbk_->filter(x, y);
     w.times.deblocking += seconds_since(t);
     rows_.deblocked.raise(y, x + 1);
   }
@@ -91,17 +217,19 @@ class Wavefront {
     MbContext c = base_;
     BitWriter& bw = rows_.bits[static_cast<size_t>(y)];
     std::vector<MbBits>& places = rows_.mbs[static_cast<size_t>(y)];
-    bw.clear();
+    bw.clear();  // an epoch's first row: its earlier macroblocks are in their slice already
+    const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
     MbInfo* row_info = s_.mbs.data() + static_cast<size_t>(y) * mb_w_;
-    std::fill(row_info, row_info + mb_w_, MbInfo());
+    std::fill(row_info + x0, row_info + mb_w_, MbInfo());
     // The pending mb_skip_run: known from the row's start in the first row and where a slice starts there,
     // otherwise it continues the previous row's until a coded macroblock (or a slice start) ends it.
     int run = 0;
     bool known = y == 0 || slice_starts(y * mb_w_);
     RowRun row_run(*this, y);
     const int ipcm_type_bits = ue_bits(static_cast<uint32_t>(kMbTypeIPCM + (c.p_slice ? 5 : 0)));
-    for (int x = 0; x < mb_w_; ++x) {
+    for (int x = x0; x < mb_w_; ++x) {
       if (y > 0) wait_or_unwind(rows_.decided, y - 1, std::min(x + 2, mb_w_));
+      if (rows_.decided.aborted()) throw Aborted{};  // the slice is full: this epoch's decisions are void
       const int mb = y * mb_w_ + x;
       if (slice_starts(mb)) {
         run = 0;
@@ -127,6 +255,7 @@ class Wavefront {
       MbInfo& info = row_info[x];
       MbBits& b = places[static_cast<size_t>(x)];
       b = MbBits();
+      b.type = coding.type;
       b.start = static_cast<uint32_t>(bw.bits());
       if (coding.type == MbType::PSkip) {
         fill_mbinfo(c, coding, info);
@@ -143,7 +272,6 @@ class Wavefront {
       }
       b.size = static_cast<uint32_t>(bw.bits()) - b.start;
       w.times.coding += seconds_since(t1);
-      ++w.mb_counts[static_cast<int>(coding.type)];
       if (x == mb_w_ - 1) {
         if (track_run_ && !known) {  // the whole row continued the previous row's run
           row_run.reset(run);
@@ -152,6 +280,11 @@ class Wavefront {
         rows_.run_out[static_cast<size_t>(y)] = run;
       }
       rows_.decided.raise(y, x + 1);
+      if (byte_limit_ > 0) {  // whoever finishes a macroblock moves the slice on (or finds another doing it)
+        const double t2 = stage_clock_seconds();
+        commit(false);
+        w.times.coding += seconds_since(t2);
+      }
       // Row y no longer reads (x - 1, y - 1)'s unfiltered samples (its top-right reader was (x - 2, y)).
       if (y > 0 && x >= 1) deblock(x - 1, y - 1, w);
     }
@@ -164,10 +297,16 @@ class Wavefront {
   const PictureParams& pp_;
   const MbContext& base_;
   WavefrontRows& rows_;
-  const MacroblockDeblocker& dbk_;
-  const int mb_w_, mb_h_;
+  const MacroblockDeblocker* dbk_;  // nullptr: no deblocking in the workers (SliceMode 2)
+  SliceWriter* commits_;            // SliceMode 2: the slices being written as macroblocks are decided
+  const int mb_w_, mb_h_, total_;
   int slice_argument_ = 0;  // SliceMode 1: macroblocks per slice; 0: one slice
+  int byte_limit_ = 0;      // SliceMode 2: bytes per slice; 0: none
   bool track_run_ = false;
+  int epoch_first_ = 0, epoch_slice_ = 0;
+  std::mutex commit_m_;
+  int next_commit_ = 0;     // under commit_m_
+  bool full_ = false;       // under commit_m_ (and read after the epoch)
 };
 
 // Runs job(worker) on n workers: on the pool when there is one and n > 1, else on this thread.
@@ -183,9 +322,9 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
                                      std::vector<uint8_t>& out) {
   const EncoderParams& p = s.p;
   const int total = s.mb_w * s.mb_h;
+  const bool byte_slices = p.slice_mode == 2;
   const int per_slice = p.slice_mode == 1 ? p.slice_argument : total;
-  const int num_slices = (total + per_slice - 1) / per_slice;
-  const std::vector<SliceDeblockParams> dbp(static_cast<size_t>(num_slices), pp.deblock);
+  const std::vector<SliceDeblockParams> dbp(static_cast<size_t>((total + per_slice - 1) / per_slice), pp.deblock);
   const MacroblockDeblocker dbk(rec, s.mbs.data(), s.mb_w, dbp, p.chroma_qp_offset);
   const MbContext base = picture_context(s, pp, src, rec, refs);
 
@@ -194,59 +333,50 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
   rows.mbs.resize(static_cast<size_t>(s.mb_h));
   for (std::vector<MbBits>& r : rows.mbs) r.resize(static_cast<size_t>(s.mb_w));
   rows.run_out.assign(static_cast<size_t>(s.mb_h), 0);
-  rows.decided.reset(s.mb_h);
   rows.deblocked.reset(s.mb_h);
-  rows.next_row.store(0);
-
-  const int n = std::max(1, std::min(s.threads, s.mb_h));
-  for (int i = 0; i < n; ++i) s.workers[static_cast<size_t>(i)]->begin_picture(base, sources);
-  Wavefront wf(s, pp, base, dbk);
-  run_workers(s, n, [&wf](int w) { wf.worker(w); });
 
   SliceLoopStats st;
+  SliceWriter slices(s, pp, out, st);
+  const int n = std::max(1, std::min(s.threads, s.mb_h));
+  for (int i = 0; i < n; ++i) s.workers[static_cast<size_t>(i)]->begin_picture(base, sources);
+  Wavefront wf(s, pp, base, byte_slices ? nullptr : &dbk, &slices);
+  const auto job = [&wf](int w) { wf.worker(w); };
+  if (!byte_slices) {
+    wf.begin_epoch(0, 0);
+    run_workers(s, n, job);
+  } else {
+    int slice_id = 0;
+    slices.open(0);
+    for (int first = 0; first < total;) {
+      wf.begin_epoch(first, slice_id);
+      run_workers(s, n, job);
+      wf.commit(true);  // what the workers left decided but not committed
+      if (!wf.slice_full()) break;  // every macroblock is in
+      slices.close();
+      first = wf.next_commit();
+      slices.open(first);
+      ++slice_id;
+    }
+    slices.close();
+  }
   for (int i = 0; i < n; ++i) {
     MbWorker& w = *s.workers[static_cast<size_t>(i)];
     st.times += w.times;
     st.wait_seconds += w.wait_seconds;
-    for (int k = 0; k < 9; ++k) st.mb_counts[k] += w.mb_counts[k];
     w.end_picture();
+  }
+  if (byte_slices) {
+    const std::vector<SliceDeblockParams> params(static_cast<size_t>(st.num_slices), pp.deblock);
+    deblock_picture_parallel(s, rec, params, &st.times);
+    return st;
   }
 
   // The slices, in order: each macroblock's syntax from its row's writer, mb_skip_run codes between them.
   const double t0 = stage_clock_seconds();
-  const bool p_slice = pp.type == SliceType::P;
-  BitWriter bw;
   for (int first = 0; first < total; first += per_slice) {
-    const int end = std::min(total, first + per_slice);
-    bw.clear();
-    write_slice_header(bw, s.seq, slice_header(s, pp, first));
-    int run = 0;
-    for (int mb = first; mb < end; ++mb) {
-      const int y = mb / s.mb_w;
-      const MbBits& b = rows.mbs[static_cast<size_t>(y)][static_cast<size_t>(mb % s.mb_w)];
-      if (b.skip) {
-        ++run;
-        continue;
-      }
-      if (p_slice) {
-        bw.ue(static_cast<uint32_t>(run));
-        run = 0;
-      }
-      const BitWriter& from = rows.bits[static_cast<size_t>(y)];
-      if (b.pad_at < 0) {
-        bw.append(from, b.start, b.size);
-      } else {  // I_PCM: the samples start byte aligned in the slice, wherever they were in the row
-        bw.append(from, b.start, b.pad_at);
-        bw.align_zero();
-        const int64_t rest = b.start + b.pad_at + b.pad;
-        bw.append(from, rest, b.start + b.size - rest);
-      }
-    }
-    if (run > 0) bw.ue(static_cast<uint32_t>(run));
-    bw.rbsp_trailing_bits();
-    const size_t bytes = write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes());
-    st.bits += static_cast<int64_t>(bytes) * 8;
-    ++st.num_slices;
+    slices.open(first);
+    for (int mb = first; mb < std::min(total, first + per_slice); ++mb) slices.add(mb, 0);
+    slices.close();
   }
   st.times.coding += seconds_since(t0);
   return st;

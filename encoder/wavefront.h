@@ -13,8 +13,10 @@
 // does not wait for it: the rate is 0 or 2 bits, and where both rates give the same decision (nearly always) the
 // run is not needed; otherwise the worker waits until the previous row is done (MbContext::skip_run_wait).
 //
-// SliceMode 2 (slices of at most SliceArgument bytes) makes every macroblock depend on the bytes of all macroblocks
-// before it in its slice; such configurations take the in-order loop (encoder/slice.h macroblocks_chain_in_order).
+// SliceMode 2 (slices of at most SliceArgument bytes) makes every macroblock's slice depend on the bytes of all
+// macroblocks before it. The wavefront then decides speculatively, as if the current slice went on, while the
+// workers put decided macroblocks into the slice in order; where one would pass the limit, the decisions past it are
+// dropped and a new pass starts there with the next slice (doc/THREADS.md). Deblocking follows the last pass.
 #pragma once
 #include <vector>
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/bitstream.h"
+#include "common/mbinfo.h"
 #include "encoder/thread_pool.h"
 
 namespace gme {
@@ -12,6 +13,7 @@ namespace gme {
 // Where one macroblock's syntax sits in its row's bit writer.
 struct MbBits {
   uint32_t start = 0, size = 0;  // bits
+  MbType type = MbType::I16x16;
   bool skip = false;             // P_Skip: no syntax, counts into mb_skip_run
   int16_t pad_at = -1;           // I_PCM: bits before pcm_alignment_zero_bit (-1: none), and how many
   int8_t pad = 0;                //   alignment bits the row writer put there (the slice writer aligns anew)

@@ -313,7 +313,17 @@ const EncodeCase kCases[] = {
      }},
     {"slices_of_7_constrained_intra_rdo1", 208, 144, 3,
      [](EncoderParams& p) { p.slice_mode = 1; p.slice_argument = 7; p.constrained_intra_pred = true; p.rd_optimization = 1; }},
-    {"slice_bytes_in_order", 208, 144, 3, [](EncoderParams& p) { p.slice_mode = 2; p.slice_argument = 120; }},
+    // SliceMode 2: slices end where the bytes say, so the wavefront decides speculatively and starts again.
+    {"byte_slices", 208, 144, 3, [](EncoderParams& p) { p.slice_mode = 2; p.slice_argument = 120; }},
+    {"byte_slices_rdo1_qp36", 208, 144, 4,
+     [](EncoderParams& p) { p.slice_mode = 2; p.slice_argument = 60; p.rd_optimization = 1; p.qp_i = p.qp_p = 36; }},
+    {"byte_slices_of_one_macroblock", 96, 64, 3, [](EncoderParams& p) { p.slice_mode = 2; p.slice_argument = 8; }},
+    {"byte_slices_ipcm", 96, 64, 3,
+     [](EncoderParams& p) {
+       p.slice_mode = 2; p.slice_argument = 700; p.enable_ipcm = true; p.rd_optimization = 1; p.qp_i = p.qp_p = 2;
+     }},
+    {"gpu_twin_byte_slices", 208, 144, 4,
+     [](EncoderParams& p) { p.gpu_integer_me = 1; p.slice_mode = 2; p.slice_argument = 150; p.intra_period = 3; }},
     {"ipcm_rdo1_qp2", 96, 64, 3,
      [](EncoderParams& p) { p.enable_ipcm = true; p.rd_optimization = 1; p.qp_i = p.qp_p = 2; p.intra_period = 2; }},
     {"one_macroblock", 16, 16, 3, [](EncoderParams& p) { p.rd_optimization = 1; }},
@@ -330,6 +340,18 @@ TEST_P(ThreadedEncode, SameBytesAsTheInOrderLoopAtEveryThreadCount) {
   c.set(p);
   const Encoded reference = encode(p, 1, true);
   ASSERT_FALSE(reference.bytes.empty());
+  // The cases must exercise what they are named after: several slices per picture, I_PCM macroblocks.
+  int slices = 0, ipcm = 0;
+  for (const PictureResult& r : reference.results) {
+    slices += r.num_slices;
+    ipcm += r.mb_counts[static_cast<int>(MbType::IPCM)];
+  }
+  if (p.slice_mode != 0) {
+    EXPECT_GT(slices, 2 * c.frames) << c.name;
+  }
+  if (p.enable_ipcm) {
+    EXPECT_GT(ipcm, 0) << c.name;
+  }
   for (int threads : {1, 2, 3, 7})
     expect_same_encode(reference, encode(p, threads), std::string(c.name) + " at " + std::to_string(threads) + " threads");
 }
@@ -400,8 +422,8 @@ TEST(Threads, MacroblockOrderByConfiguration) {
   p.slice_mode = 1;
   EXPECT_FALSE(macroblocks_chain_in_order(p));
   p.slice_mode = 2;
-  EXPECT_TRUE(macroblocks_chain_in_order(p));
-  EXPECT_STREQ(macroblock_order_name(p), "in order (SliceMode 2)");
+  EXPECT_FALSE(macroblocks_chain_in_order(p));
+  EXPECT_STREQ(macroblock_order_name(p), "wavefront, speculative slices");
 }
 
 }  // namespace
