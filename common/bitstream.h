@@ -25,7 +25,7 @@ class BitWriter {
   void rewind(const Mark& m) { buf_.resize(m.bytes); acc_ = m.acc; acc_bits_ = m.acc_bits; }
   void clear() { buf_.clear(); acc_ = 0; acc_bits_ = 0; }
   // Appends bits [from, from + n) of what `src` has written so far (its last byte may be partial): the wavefront
-  // writes each macroblock's syntax into its row's writer and the slice's writer takes it from there.
+  // writes each macroblock's syntax into a writer of its own and the slice's writer takes it from there.
   void append(const BitWriter& src, int64_t from, int64_t n);
   // The written bytes; only valid when byte aligned.
   const std::vector<uint8_t>& bytes() const { return buf_; }

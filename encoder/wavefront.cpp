@@ -30,7 +30,7 @@ int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
   return bits / 8 + (bits_to_go < 8 ? 1 : 0) + (bits_to_go < rlc_bits ? 1 : 0);
 }
 
-// Writes a picture's slices in coding order from the rows' bit writers: slice headers, the mb_skip_run codes between
+// Writes a picture's slices in coding order from the macroblocks' bit writers: slice headers, the mb_skip_run codes between
 // the macroblocks' syntax, and for SliceMode 2 JM's byte limit (encoder/slice.cpp has the in-order twin).
 class SliceWriter {
  public:
@@ -47,8 +47,7 @@ class SliceWriter {
   // Appends decided macroblock mb. With a byte limit (SliceMode 2): false, and nothing appended, when the slice
   // would pass it and mb is not its first macroblock (mb then starts the next slice, decided again there).
   bool add(int mb, int byte_limit) {
-    const int y = mb / s_.mb_w;
-    const MbBits& b = s_.wavefront.mbs[static_cast<size_t>(y)][static_cast<size_t>(mb % s_.mb_w)];
+    const MbBits& b = s_.wavefront.mbs[static_cast<size_t>(mb)];
     const BitWriter::Mark mark = bw_.mark();
     const int run_before = run_;
     if (b.skip) {
@@ -58,14 +57,14 @@ class SliceWriter {
         bw_.ue(static_cast<uint32_t>(run_));
         run_ = 0;
       }
-      const BitWriter& from = s_.wavefront.bits[static_cast<size_t>(y)];
+      const BitWriter& from = s_.wavefront.bits[static_cast<size_t>(mb)];
       if (b.pad_at < 0) {
-        bw_.append(from, b.start, b.size);
-      } else {  // I_PCM: the samples start byte aligned in the slice, wherever they were in the row
-        bw_.append(from, b.start, b.pad_at);
+        bw_.append(from, 0, from.bits());
+      } else {  // I_PCM: the samples start byte aligned in the slice too
+        bw_.append(from, 0, b.pad_at);
         bw_.align_zero();
-        const int64_t rest = b.start + b.pad_at + b.pad;
-        bw_.append(from, rest, b.start + b.size - rest);
+        const int64_t rest = b.pad_at + b.pad;
+        bw_.append(from, rest, from.bits() - rest);
       }
     }
     if (byte_limit > 0 && count_ > 0 && slice_bytes_jm(bw_, run_) > byte_limit) {
@@ -106,7 +105,7 @@ class Wavefront {
  public:
   Wavefront(EncoderState& s, const PictureParams& pp, const MbContext& base, const MacroblockDeblocker* dbk,
             SliceWriter* commits)
-      : s_(s), pp_(pp), base_(base), rows_(s.wavefront), dbk_(dbk), commits_(commits), mb_w_(s.mb_w),
+      : s_(s), base_(base), rows_(s.wavefront), dbk_(dbk), commits_(commits), mb_w_(s.mb_w),
         mb_h_(s.mb_h), total_(s.mb_w * s.mb_h) {
     const EncoderParams& p = s.p;
     slice_argument_ = p.slice_mode == 1 ? p.slice_argument : 0;
@@ -215,9 +214,6 @@ class Wavefront {
 
   void code_row(int y, MbWorker& w) {
     MbContext c = base_;
-    BitWriter& bw = rows_.bits[static_cast<size_t>(y)];
-    std::vector<MbBits>& places = rows_.mbs[static_cast<size_t>(y)];
-    bw.clear();  // an epoch's first row: its earlier macroblocks are in their slice already
     const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
     MbInfo* row_info = s_.mbs.data() + static_cast<size_t>(y) * mb_w_;
     std::fill(row_info + x0, row_info + mb_w_, MbInfo());
@@ -253,10 +249,11 @@ class Wavefront {
 
       const double t1 = stage_clock_seconds();
       MbInfo& info = row_info[x];
-      MbBits& b = places[static_cast<size_t>(x)];
+      MbBits& b = rows_.mbs[static_cast<size_t>(mb)];
+      BitWriter& bw = rows_.bits[static_cast<size_t>(mb)];
+      bw.clear();
       b = MbBits();
       b.type = coding.type;
-      b.start = static_cast<uint32_t>(bw.bits());
       if (coding.type == MbType::PSkip) {
         fill_mbinfo(c, coding, info);
         b.skip = true;
@@ -267,10 +264,9 @@ class Wavefront {
         known = true;
         if (coding.type == MbType::IPCM) {
           b.pad_at = static_cast<int16_t>(ipcm_type_bits);
-          b.pad = static_cast<int8_t>((8 - (b.start + ipcm_type_bits) % 8) % 8);
+          b.pad = static_cast<int8_t>((8 - ipcm_type_bits % 8) % 8);
         }
       }
-      b.size = static_cast<uint32_t>(bw.bits()) - b.start;
       w.times.coding += seconds_since(t1);
       if (x == mb_w_ - 1) {
         if (track_run_ && !known) {  // the whole row continued the previous row's run
@@ -294,7 +290,6 @@ class Wavefront {
   }
 
   EncoderState& s_;
-  const PictureParams& pp_;
   const MbContext& base_;
   WavefrontRows& rows_;
   const MacroblockDeblocker* dbk_;  // nullptr: no deblocking in the workers (SliceMode 2)
@@ -329,9 +324,8 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
   const MbContext base = picture_context(s, pp, src, rec, refs);
 
   WavefrontRows& rows = s.wavefront;
-  rows.bits.resize(static_cast<size_t>(s.mb_h));
-  rows.mbs.resize(static_cast<size_t>(s.mb_h));
-  for (std::vector<MbBits>& r : rows.mbs) r.resize(static_cast<size_t>(s.mb_w));
+  rows.bits.resize(static_cast<size_t>(total));
+  rows.mbs.resize(static_cast<size_t>(total));
   rows.run_out.assign(static_cast<size_t>(s.mb_h), 0);
   rows.deblocked.reset(s.mb_h);
 
@@ -371,7 +365,7 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
     return st;
   }
 
-  // The slices, in order: each macroblock's syntax from its row's writer, mb_skip_run codes between them.
+  // The slices, in order: each macroblock's syntax from its writer, mb_skip_run codes between them.
   const double t0 = stage_clock_seconds();
   for (int first = 0; first < total; first += per_slice) {
     slices.open(first);

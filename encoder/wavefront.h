@@ -4,8 +4,8 @@
 // Macroblock (x, y) reads, of other macroblocks, only (x - 1, y), (x - 1, y - 1), (x, y - 1) and (x + 1, y - 1):
 // intra prediction samples, intra modes, motion vectors and references (MV prediction, P_Skip), coefficient counts
 // (nC contexts), slice ids. So row y may decide macroblock x once row y - 1 has finished macroblock x + 1. Each
-// worker writes its macroblocks' syntax into its row's own bit writer, and the slices are put together in order at
-// the end (mb_skip_run codes and slice headers between them). Deblocking runs in the workers, a row behind: (x, y - 1)
+// macroblock's syntax goes into a bit writer of its own, and the slices are put together in order at the end
+// (mb_skip_run codes and slice headers between them). Deblocking runs in the workers, a row behind: (x, y - 1)
 // is filtered by row y's worker once row y no longer reads its unfiltered samples.
 //
 // The one input from further back is RDOptimization 1's P_Skip rate, which depends on the mb_skip_run pending
