@@ -15,11 +15,16 @@ namespace {
 
 // What every re-ranking source of one picture shares: the answer, the predictors it was ranked against and the
 // rows of a progressive answer known to have landed. Producers need not be thread-safe, so one wait_rows() call
-// runs at a time; the count of landed rows is read without the lock.
+// runs at a time; the count of landed rows is read without the lock. The sources find the answer through the
+// pointers published here, never through PictureCandidates' own fields: a producer whose device fails mid-picture
+// refills the answer from its twin inside wait_rows() (the same candidates, possibly elsewhere), while other
+// workers go on reading rows that had landed.
 struct RerankShared {
   RerankShared(const PictureCandidates& c, int w, int l, std::vector<MV> ranked, PictureIntegerSearch* s)
-      : cands(c), mb_width(w), lambda(l), ranked_against(std::move(ranked)), search(s) {
-    if (!search) ready.store(INT_MAX, std::memory_order_relaxed);
+      : cands(c), mb_width(w), lambda(l), num_mbs(c.num_mbs), top_k(c.top_k), subpel_ranks(c.subpel_ranks),
+        subpel_metric(c.subpel_metric), ranked_against(std::move(ranked)), search(s) {
+    publish();
+    if (!search) ready.store(INT_MAX, std::memory_order_release);
   }
   // Rows [0, rows) have landed when this returns; returns how many rows are known to have (>= rows).
   int wait(int rows) {
@@ -29,17 +34,25 @@ struct RerankShared {
     int r = ready.load(std::memory_order_relaxed);
     if (rows > r) {
       r = search->wait_rows(rows);
+      publish();
       ready.store(r, std::memory_order_release);
     }
     return r;
   }
+  void publish() {
+    candidates.store(cands.begin(), std::memory_order_release);
+    tables.store(cands.subpel_at(0, 0, 0), std::memory_order_release);
+  }
 
-  const PictureCandidates& cands;
+  const PictureCandidates& cands;  // read by wait() and the constructor only
   const int mb_width, lambda;
+  const int num_mbs, top_k, subpel_ranks, subpel_metric;
   const std::vector<MV> ranked_against;  // empty: the order is not known to match any predictor
   PictureIntegerSearch* const search;    // nullptr: the answer is complete
   std::mutex m;
   std::atomic<int> ready{0};
+  std::atomic<const Candidate*> candidates{nullptr};  // (ref, mb, partition, rank) as PictureCandidates::at
+  std::atomic<const SubpelTable*> tables{nullptr};    // (ref, mb, rank) as PictureCandidates::subpel_at; nullptr: none
 };
 
 // GPUIntegerME = 1: the picture-level search kept K candidates per (ref, mb, partition) ranked against a
@@ -48,8 +61,9 @@ struct RerankShared {
 class RerankSource final : public IntegerCandidateSource {
  public:
   RerankSource(std::shared_ptr<RerankShared> shared, double* wait_seconds)
-      : shared_(std::move(shared)), cands_(shared_->cands), mb_width_(shared_->mb_width), lambda_(shared_->lambda),
-        wait_seconds_(wait_seconds) {
+      : shared_(std::move(shared)), mb_width_(shared_->mb_width), lambda_(shared_->lambda),
+        num_mbs_(shared_->num_mbs), top_k_(shared_->top_k), subpel_ranks_(shared_->subpel_ranks),
+        subpel_metric_(shared_->subpel_metric), wait_seconds_(wait_seconds) {
     if (!shared_->search) ready_rows_ = INT_MAX;
   }
 
@@ -68,28 +82,31 @@ class RerankSource final : public IntegerCandidateSource {
     }
     // The macroblock's lists and tables, and those of the macroblock two ahead that best() prefetches, found once
     // here instead of in every query, after the wait (a CUDA error in it refills the answer from the twin, elsewhere).
-    mb_cands_ = cands_.at(ref_, mb_, 0);
-    mb_tables_ = cands_.subpel_at(ref_, mb_, 0);
-    const bool ahead = mb_ + 2 < cands_.num_mbs;
-    ahead_cands_ = ahead ? cands_.at(ref_, mb_ + 2, 0) : nullptr;
-    ahead_tables_ = ahead ? cands_.subpel_at(ref_, mb_ + 2, 0) : nullptr;
+    const Candidate* all = shared_->candidates.load(std::memory_order_acquire);
+    const SubpelTable* tables = shared_->tables.load(std::memory_order_acquire);
+    const size_t at = static_cast<size_t>(ref_) * num_mbs_ + mb_;
+    mb_cands_ = all + at * kNumPartitions * top_k_;
+    mb_tables_ = tables ? tables + at * subpel_ranks_ : nullptr;
+    const bool ahead = mb_ + 2 < num_mbs_;
+    ahead_cands_ = ahead ? mb_cands_ + 2 * kNumPartitions * top_k_ : nullptr;
+    ahead_tables_ = ahead && tables ? mb_tables_ + 2 * subpel_ranks_ : nullptr;
     const std::vector<MV>& ranked = shared_->ranked_against;
-    exact_first_ = ranked.empty() ? nullptr : &ranked[static_cast<size_t>(ref_) * cands_.num_mbs + mb_];
+    exact_first_ = ranked.empty() ? nullptr : &ranked[at];
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
     // The refinement asks right after best() chose `mv` for this partition: its rank, hence its table, is known
     // (candidates are distinct positions, so the rank of a vector is unique).
-    if (part == last_part_ && mv == last_mv_ && metric == cands_.subpel_metric) return last_table_;
-    if (metric != cands_.subpel_metric) return nullptr;
-    const Candidate* c = mb_cands_ + part * cands_.top_k;
-    for (int k = 0; k < cands_.subpel_ranks; ++k)
+    if (part == last_part_ && mv == last_mv_ && metric == subpel_metric_) return last_table_;
+    if (metric != subpel_metric_ || !mb_tables_) return nullptr;
+    const Candidate* c = mb_cands_ + part * top_k_;
+    for (int k = 0; k < subpel_ranks_; ++k)
       if (c[k].mv == mv) return mb_tables_ + k;
     return nullptr;
   }
 
   Candidate best(int part, MV exact_pred) override {
-    const int k_max = cands_.top_k;
+    const int k_max = top_k_;
     const Candidate* c = mb_cands_ + part * k_max;
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
@@ -106,14 +123,14 @@ class RerankSource final : public IntegerCandidateSource {
       __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
       if (const SubpelTable* t = ahead_tables_) {
         const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
-        if (cands_.subpel_ranks >= kPrefetchRanks) {  // the usual case, unrolled (a loop cost 4 instructions a line)
+        if (subpel_ranks_ >= kPrefetchRanks) {  // the usual case, unrolled (a loop cost 4 instructions a line)
 #pragma GCC unroll 16
           for (int k = 0; k < kPrefetchRanks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         } else {
-          for (int k = 0; k < cands_.subpel_ranks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
+          for (int k = 0; k < subpel_ranks_; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         }
         if (part == 0)  // the 16x16 row's first 32 slots take two lines
-          for (int k = 0; k < cands_.subpel_ranks && k < kPrefetchRanks; ++k)
+          for (int k = 0; k < subpel_ranks_ && k < kPrefetchRanks; ++k)
             __builtin_prefetch(row + 64 + k * sizeof(SubpelTable));
       }
     }
@@ -150,13 +167,13 @@ class RerankSource final : public IntegerCandidateSource {
   // best()'s answer: rank k of the partition's list c; what subpel() hands out for it.
   Candidate chose(const Candidate* c, int k) {
     last_mv_ = c[k].mv;
-    last_table_ = mb_tables_ && k < cands_.subpel_ranks ? mb_tables_ + k : nullptr;
+    last_table_ = mb_tables_ && k < subpel_ranks_ ? mb_tables_ + k : nullptr;
     return c[k];
   }
 
   std::shared_ptr<RerankShared> shared_;
-  const PictureCandidates& cands_;
   int mb_width_, lambda_;
+  int num_mbs_, top_k_, subpel_ranks_, subpel_metric_;
   double* wait_seconds_;  // where this source adds its waits for rows (nullptr: not counted)
   int ready_rows_ = 0;    // macroblock rows known to have landed
   int mb_ = 0, ref_ = 0;
