@@ -120,6 +120,8 @@ struct ThreadedRow {
   int threads = 1;
 };
 
+void PrintTo(const ThreadedRow& t, std::ostream* os) { *os << t.row << " at " << t.threads << " threads"; }
+
 std::vector<ThreadedRow> threaded_rows() {
   std::vector<ThreadedRow> v;
   for (const GoldenRow& r : load_table())
@@ -143,6 +145,12 @@ TEST_P(GoldenThreads, SameStreamAndReconAsTheTable) {
   ASSERT_TRUE(encode_and_verify(clip, r.frames, params, &out, false, false)) << r;
   EXPECT_NE(out.console.find(" Threads                           : " + std::to_string(threads) + " "), std::string::npos)
       << r << ": the console does not say " << threads << " threads ran\n" << out.console;
+  bool gpu = false;
+  for (const std::string& p : r.params) gpu |= p == "GPUIntegerME=1";
+  if (gpu && env_is("GME_REQUIRE_GPU", "1")) {
+    EXPECT_NE(out.console.find("Integer ME                        : gpu:"), std::string::npos)
+        << r << ": GME_REQUIRE_GPU=1 but the encode did not run on the GPU\n" << out.console;
+  }
   EXPECT_EQ(sha256_hex(out.stream.data(), out.stream.size()), r.stream_sha256)
       << r << " at " << threads << " threads: the stream differs from the table's\n  " << out.lencod_cmd;
   EXPECT_EQ(sha256_hex(out.recon.data(), out.recon.size()), r.recon_sha256)
