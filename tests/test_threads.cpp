@@ -381,6 +381,50 @@ TEST(Threads, EncoderQueueGivesTheSameStream) {
   EXPECT_TRUE(streams[0] == streams[1]);
 }
 
+// The same while the GPU search starts late (the factory waits for the test): with several threads the coder thread
+// holds the P pictures, codes I pictures ahead and takes more input meanwhile; push() never waits for the start-up.
+TEST(Threads, EncoderQueueWaitsForTheGpuStartUp) {
+  EncoderParams p = base(96, 64, 14);
+  p.gpu_integer_me = 1;
+  p.intra_period = 4;
+  std::vector<uint8_t> serial;
+  {
+    p.threads = 1;
+    Encoder enc(p, twin_factory());
+    EncodedPicture e;
+    for (int n = 0; n < p.frames_to_encode; ++n) enc.push(test_frame(p.source_width, p.source_height, n), n);
+    enc.flush();
+    while (enc.pull(&e)) serial.insert(serial.end(), e.bytes.begin(), e.bytes.end());
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  PictureSearchFactory gated = [&](int, std::string* why) {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return open; });
+    if (why) why->clear();
+    return make_picture_search_twin();
+  };
+  p.threads = 3;
+  Encoder enc(p, gated);
+  for (int n = 0; n < p.frames_to_encode; ++n) enc.push(test_frame(p.source_width, p.source_height, n), 100 + n);
+  EXPECT_NE(enc.integer_me_path_so_far().find("starting"), std::string::npos);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+  }
+  cv.notify_all();
+  enc.flush();
+  std::vector<uint8_t> threaded;
+  EncodedPicture e;
+  for (int n = 0; enc.pull(&e); ++n) {
+    EXPECT_EQ(e.user_index, 100 + n);
+    threaded.insert(threaded.end(), e.bytes.begin(), e.bytes.end());
+  }
+  EXPECT_TRUE(threaded == serial);
+  EXPECT_EQ(enc.integer_me_path(), "gpu: cpu-twin");
+}
+
 // With several threads pictures are coded on a thread of their own: a picture that cannot be coded (a frame of the
 // wrong size) surfaces as the same error, from flush() or the next push(), and the encoder can still be destroyed.
 TEST(Threads, EncoderQueueReportsACodingError) {
