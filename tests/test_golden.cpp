@@ -142,7 +142,9 @@ TEST_P(GoldenThreads, SameStreamAndReconAsTheTable) {
   std::vector<std::string> params = r.params;
   params.push_back("Threads=" + std::to_string(threads));
   EncodeOutput out;
-  ASSERT_TRUE(encode_and_verify(clip, r.frames, params, &out, false, false)) << r;
+  ASSERT_TRUE(encode_and_verify(clip, r.frames, params, &out, true, false)) << r;
+  EXPECT_NE(out.stats.find("\"threads\":" + std::to_string(threads) + ",\"macroblock_order\":\"wavefront"), std::string::npos)
+      << r << ": the StatsFile summary does not say " << threads << " threads ran";
   EXPECT_NE(out.console.find(" Threads                           : " + std::to_string(threads) + " "), std::string::npos)
       << r << ": the console does not say " << threads << " threads ran\n" << out.console;
   bool gpu = false;
