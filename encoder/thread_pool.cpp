@@ -104,12 +104,17 @@ void ProgressBoard::abort() {
 bool ProgressBoard::wait_at_least(int i, int value) {
   Slot& s = slots_[static_cast<size_t>(i)];
   if (s.value.load(std::memory_order_acquire) >= value) return true;
-  // A neighbouring row is usually a fraction of a macroblock behind: spin that long before sleeping (a sleep and
-  // wake-up cost tens of microseconds, a macroblock a few to a hundred).
-  for (int k = 0; k < 400; ++k) {
+  // A neighbouring row is usually a fraction of a macroblock behind: spin a few microseconds, then yield the core a
+  // while (the thread being waited for may be waiting for this core: more threads than cores), then sleep (a sleep
+  // and wake-up cost tens of microseconds, a macroblock a few to a hundred).
+  for (int k = 0; k < 100; ++k) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
+    if (s.value.load(std::memory_order_acquire) >= value) return true;
+  }
+  for (int k = 0; k < 50; ++k) {
+    std::this_thread::yield();
     if (s.value.load(std::memory_order_acquire) >= value) return true;
     if (aborted_.load(std::memory_order_relaxed)) return false;
   }
