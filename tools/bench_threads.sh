@@ -119,11 +119,14 @@ for size in $sizes; do
           secs[$n]=$s
         done
         if [ $ok = 1 ]; then
+          # steady: "-" when the larger count did not take longer (too few frames to tell)
           read -r fps steady <<<"$(python3 -c "
 s, l, ts, tl = $small, $large, ${secs[$small]}, ${secs[$large]}
-print('%.2f %.2f' % (l / tl, (l - s) / (tl - ts) if tl > ts else float('nan')))")"
+print('%.2f %s' % (l / tl, '%.2f' % ((l - s) / (tl - ts)) if tl > ts else '-'))")"
           [ -n "${base[$run]:-}" ] || base[$run]=$steady
-          x=$(python3 -c "print('%.2f' % ($steady / ${base[$run]}))")
+          x=$(python3 -c "
+a, b = '$steady', '${base[$run]}'
+print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
           line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
         else
           line+=$(printf ' | %26s' "-")
