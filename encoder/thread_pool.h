@@ -57,7 +57,7 @@ class ProgressBoard {
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
 
  private:
-  struct Slot {
+  struct alignas(64) Slot {  // one cache line each: neighbouring rows' counters are written by different threads
     std::atomic<int> value{0};
     std::atomic<int> sleepers{0};
     std::condition_variable cv;
