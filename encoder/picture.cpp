@@ -1,6 +1,8 @@
 #include "encoder/picture.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <chrono>
 #include <iostream>
 #include <stdexcept>
@@ -182,22 +184,37 @@ std::shared_ptr<T> take_pooled(std::vector<std::shared_ptr<T>>& pool) {
   return t;
 }
 
-// The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker: each plane in as many
-// bands of rows as there are workers (the build filters rows independently: common/halfpel.h).
-void build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
-                             const std::vector<std::shared_ptr<HalfpelPlanes>>& planes) {
+// The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker, while worker 0 first runs
+// `first` (the picture's integer search: a GPU's call returns once queued, and the CPU twin's runs beside the build)
+// and then joins in. The planes go in bands of rows that the workers take in turn (the build filters rows
+// independently: common/halfpel.h). Returns the seconds of the build beyond `first`.
+double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
+                               const std::vector<std::shared_ptr<HalfpelPlanes>>& planes,
+                               const std::function<void()>& first) {
   for (size_t i = 0; i < need.size(); ++i) prepare_halfpel_planes(need[i]->plane[0], planes[i].get());
   const int n = s.threads;
+  const int per_plane = 4 * n;  // small enough that worker 0 finds bands left after the search call
+  std::atomic<int> next{0};
+  std::atomic<double> extra{0};
   s.pool->run(n, [&](int w) {
-    for (size_t i = 0; i < need.size(); ++i) {
-      const Plane& luma = need[i]->plane[0];
-      const int first = -kHalfpelPad, rows = luma.height + 2 * kHalfpelPad;
-      const int y0 = first + static_cast<int>(static_cast<int64_t>(rows) * w / n);
-      const int y1 = first + static_cast<int>(static_cast<int64_t>(rows) * (w + 1) / n);
-      if (y1 > y0) build_halfpel_plane_rows(luma, planes[i].get(), y0, y1, &s.workers[static_cast<size_t>(w)]->halfpel);
+    if (w == 0) {
+      first();
     }
+    const auto t0 = Clock::now();
+    for (int k; (k = next.fetch_add(1)) < per_plane * static_cast<int>(need.size());) {
+      const Plane& luma = need[static_cast<size_t>(k / per_plane)]->plane[0];
+      const int band = k % per_plane;
+      const int top = -kHalfpelPad, rows = luma.height + 2 * kHalfpelPad;
+      const int y0 = top + static_cast<int>(static_cast<int64_t>(rows) * band / per_plane);
+      const int y1 = top + static_cast<int>(static_cast<int64_t>(rows) * (band + 1) / per_plane);
+      if (y1 > y0)
+        build_halfpel_plane_rows(luma, planes[static_cast<size_t>(k / per_plane)].get(), y0, y1,
+                                 &s.workers[static_cast<size_t>(w)]->halfpel);
+    }
+    if (w == 0) extra.store(seconds_since(t0));
   });
   for (size_t i = 0; i < need.size(); ++i) need[i]->halfpel = planes[i];
+  return extra.load();
 }
 
 // Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
@@ -235,8 +252,8 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
       need_planes[i]->halfpel = planes_for[i];
     }
   };
-  // With several threads the planes are built in bands on all of them, after the integer search has started (so
-  // the GPU computes meanwhile); with one, on another thread beside the search call (GPUIntegerME = 1) or here.
+  // With several threads the planes are built in bands on all of them, beside the integer search call; with one, on
+  // another thread beside the search call (GPUIntegerME = 1) or here.
   const bool planes_on_workers = s.pool != nullptr;
   double planes_seconds = 0;
   std::future<void> planes_job;
@@ -269,17 +286,16 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   rec->poc = pp.poc;
   rec->id = s.next_frame_id++;
   rec->is_idr = pp.idr;
-  for (MbInfo& m : s.mbs) m = MbInfo();
+  // (s.mbs: the macroblock loop clears each macroblock before it codes it.)
 
   PictureCandidates cands;
   double picture_me_seconds = 0;
   std::unique_ptr<CandidateSourceFactory> sources;
-  if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
-  if (!need_planes.empty() && planes_on_workers) {
-    const auto t_hp = Clock::now();
-    build_planes_on_workers(s, need_planes, planes_for);
-    planes_seconds = seconds_since(t_hp);
-  }
+  const auto make_sources = [&] {
+    if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
+  };
+  if (!need_planes.empty() && planes_on_workers) planes_seconds = build_planes_on_workers(s, need_planes, planes_for, make_sources);
+  else make_sources();
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();
