@@ -1,0 +1,185 @@
+// bin/bench_replay: the GPU run's CPU side at several thread counts, on a machine without a GPU. A first encode asks
+// the CPU twin of the picture-level search for every P picture's candidates and sub-pel tables (what a GPU answers,
+// tables included), and keeps them; each timed encode then gets them back at once, so its time is what the CPU
+// does in a GPU run - re-ranking, sub-pel refinement, mode decision, coding, deblocking - without the twin's search,
+// which the GPU takes off the CPU. Same stream at every thread count (checked), and the same as the first encode.
+//
+// Usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]
+//   (raw 4:2:0 input; default threads 1 2; the configuration is cfg/encoder_baseline.cfg's defaults, i.e.
+//   EncoderParams' defaults, with GPUIntegerME = 1 and IntraPeriod 12, plus the -p settings of EncoderParams
+//   fields named below). Prints per thread count the seconds and frames/s of the encode (median of ROUNDS=3,
+//   interleaved; and the fastest, which on a shared machine is the one least disturbed) and the speed-up over the
+//   first count.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+#include "common/yuv_io.h"
+#include "encoder/encoder.h"
+#include "gpu/gpu_me.h"
+
+namespace {
+
+using gme::PictureCandidates;
+using gme::PictureIntegerSearch;
+using gme::PictureSearchRequest;
+
+// What the twin answered for each search() call, in order.
+struct Answers {
+  std::vector<PictureCandidates> pictures;
+};
+
+// The twin, keeping its answers; it says it runs beside the CPU so the encoder asks for sub-pel tables too, as it
+// does of a GPU.
+class Recording final : public PictureIntegerSearch {
+ public:
+  explicit Recording(Answers* a) : twin_(gme::make_picture_search_twin()), answers_(a) {}
+  void search(const PictureSearchRequest& req, PictureCandidates& out) override {
+    PictureSearchRequest r = req;
+    r.zero_copy = false;
+    twin_->search(r, out);
+    answers_->pictures.push_back(out);
+  }
+  const char* name() const override { return "recording twin"; }
+  bool runs_beside_cpu() const override { return true; }
+
+ private:
+  std::unique_ptr<PictureIntegerSearch> twin_;
+  Answers* answers_;
+};
+
+// The kept answers, handed out as views (no copy), in the same order.
+class Replay final : public PictureIntegerSearch {
+ public:
+  explicit Replay(const Answers* a) : answers_(a) {}
+  void search(const PictureSearchRequest&, PictureCandidates& out) override {
+    const PictureCandidates& a = answers_->pictures.at(next_++);
+    out.num_refs = a.num_refs;
+    out.num_mbs = a.num_mbs;
+    out.top_k = a.top_k;
+    out.view = a.data.data();
+    out.subpel_metric = a.subpel_metric;
+    out.subpel_ranks = a.subpel_ranks;
+    out.subpel_view = a.subpel.empty() ? nullptr : a.subpel.data();
+  }
+  const char* name() const override { return "replay"; }
+  bool runs_beside_cpu() const override { return true; }
+
+ private:
+  const Answers* answers_;
+  size_t next_ = 0;
+};
+
+bool set_param(gme::EncoderParams& p, const std::string& kv) {
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos) return false;
+  const std::string k = kv.substr(0, eq);
+  const int v = std::atoi(kv.c_str() + eq + 1);
+  if (k == "QPISlice") p.qp_i = v;
+  else if (k == "QPPSlice") p.qp_p = v;
+  else if (k == "SearchRange") p.search_range = v;
+  else if (k == "IntraPeriod") p.intra_period = v;
+  else if (k == "NumberReferenceFrames") p.num_ref_frames = v;
+  else if (k == "RDOptimization") p.rd_optimization = v;
+  else if (k == "GPUTopK") p.gpu_top_k = v;
+  else if (k == "SliceMode") p.slice_mode = v;
+  else if (k == "SliceArgument") p.slice_argument = v;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]\n");
+    return 2;
+  }
+  gme::EncoderParams p;
+  p.input_file = argv[1];
+  p.source_width = std::atoi(argv[2]);
+  p.source_height = std::atoi(argv[3]);
+  p.frames_to_encode = std::atoi(argv[4]);
+  p.gpu_integer_me = 1;
+  p.intra_period = 12;
+  std::vector<int> threads;
+  for (int i = 5; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-p" && i + 1 < argc) {
+      if (!set_param(p, argv[++i])) {
+        std::fprintf(stderr, "bench_replay: cannot set %s\n", argv[i]);
+        return 2;
+      }
+    } else {
+      threads.push_back(std::atoi(a.c_str()));
+    }
+  }
+  if (threads.empty()) threads = {1, 2};
+  const int rounds = std::getenv("ROUNDS") ? std::max(1, std::atoi(std::getenv("ROUNDS"))) : 3;
+
+  std::vector<gme::Frame> frames(static_cast<size_t>(p.frames_to_encode));
+  try {
+    auto reader = gme::open_frame_reader(p.input_file, p.source_width, p.source_height, 0);
+    for (int n = 0; n < p.frames_to_encode; ++n)
+      if (!reader->read_frame(n, frames[static_cast<size_t>(n)])) {
+        std::fprintf(stderr, "bench_replay: %s has fewer than %d frames\n", argv[1], p.frames_to_encode);
+        return 1;
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_replay: %s\n", e.what());
+    return 1;
+  }
+
+  Answers answers;
+  auto encode = [&](int t, bool record, double* seconds) {
+    gme::EncoderParams q = p;
+    q.threads = t;
+    gme::PictureSearchFactory f = [&](int, std::string* why) -> std::unique_ptr<PictureIntegerSearch> {
+      if (why) why->clear();
+      if (record) return std::make_unique<Recording>(&answers);
+      return std::make_unique<Replay>(&answers);
+    };
+    std::vector<uint8_t> stream;
+    gme::EncodedPicture e;
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      gme::Encoder enc(q, f);
+      enc.integer_me_path();  // the (instant) start-up out of the timing
+      for (int n = 0; n < q.frames_to_encode; ++n) {
+        enc.push(frames[static_cast<size_t>(n)], n);
+        while (enc.pull(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
+      }
+      enc.flush();
+      while (enc.pull(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
+    }
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return stream;
+  };
+  double s0;
+  const std::vector<uint8_t> reference = encode(1, true, &s0);
+  std::printf("bench_replay: %s %dx%d, %d frames; the twin's answers kept (%.1f s)\n", argv[1], p.source_width,
+              p.source_height, p.frames_to_encode, s0);
+  std::vector<std::vector<double>> secs(threads.size());
+  bool same = true;
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < threads.size(); ++i) {
+      double s;
+      same &= encode(threads[i], false, &s) == reference;
+      secs[i].push_back(s);
+    }
+  double base = 0;
+  for (size_t i = 0; i < threads.size(); ++i) {
+    std::sort(secs[i].begin(), secs[i].end());
+    const double med = secs[i][secs[i].size() / 2];
+    if (i == 0) base = med;
+    std::printf("threads %2d: %.3f s (median of %d; fastest %.3f s), %.1f frames/s, %.2fx\n", threads[i], med, rounds,
+                secs[i].front(), p.frames_to_encode / med, base / med);
+  }
+  std::printf("same stream at every thread count and as the twin's encode: %s\n", same ? "yes" : "NO");
+  return same ? 0 : 1;
+}
