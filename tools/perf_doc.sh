@@ -12,9 +12,9 @@
 #   gpu             = gpu-integer-me gpu-e2e gpu-quality      (make perf-doc-gpu; a machine with a CUDA GPU)
 #   cpu-me          bin/bench_me: CPU integer ME per picture and the pixel primitives' speeds
 #   cpu-encode      tools/bench_encode.sh: encode speed and stage split on one core
-#   gpu-integer-me  bin/bench_gpu $BENCH_GPU_ARGS: integer ME per picture on the GPU (H100: about a minute)
+#   gpu-integer-me  bin/bench_gpu $BENCH_GPU_ARGS: integer ME per picture on the GPU
 #   gpu-e2e         PARTS=time tools/bench_gpu_e2e.sh: whole-clip encode time, GPU run against the unmodified run,
-#                   Eq. 3 (one encode at a time: about 5 minutes on the H100 host)
+#                   Eq. 3 (one encode at a time, the unmodified run's encodes are the longest part)
 #   gpu-quality     PARTS=rd tools/bench_gpu_e2e.sh: BD-rate of the GPU run (GPUTopK 1, 8, temporal centre)
 #                   against the unmodified run on the real clips (parallel encodes: quality only)
 # Needs the programs built (the make targets build them) and, for the encodes, the clips of
