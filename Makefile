@@ -134,3 +134,12 @@ clean:
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o))
 .SECONDARY:
+
+# doc/PERFORMANCE.md: rerun the benchmarks behind its sections and replace each section with what the benchmark
+# printed, stamped with command, machine, GPU and date (tools/perf_doc.sh). perf-doc-gpu needs a CUDA GPU.
+.PHONY: perf-doc perf-doc-gpu
+perf-doc: bin/bench_me bin/lencod
+	tools/perf_doc.sh cpu
+
+perf-doc-gpu: bin/bench_gpu bin/lencod bin/rdsweep
+	tools/perf_doc.sh gpu

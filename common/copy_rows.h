@@ -1,9 +1,9 @@
 // Copies a w x h sample area row by row: the GPU path's staging of each picture into page-locked memory (307 KB
 // per 640x480 picture, on the path to the first band's kernel). copy_rows runs the fastest variant: on x86, SSE2
 // non-temporal stores, since the destination is read next by the GPU (DMA and mapped reads), not by this core, and
-// streaming stores skip the read for ownership of every destination line that an ordinary store pays (measured on
-// the H100 host, doc/RESULTS.md ninth session: -0.005 to -0.01 ms per 640x480 picture in the encoder's case). The
-// plain reference and every variant, reference first, are there for the checkasm test and the benchmark.
+// streaming stores skip the read for ownership of every destination line that an ordinary store pays
+// (doc/EXPERIMENTS.md). The plain reference and every variant, reference first, are there for the checkasm test
+// and the benchmark.
 #pragma once
 #include <cstdint>
 

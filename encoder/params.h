@@ -76,7 +76,7 @@ struct EncoderParams {
   // ---- GPU integer motion estimation
   int gpu_integer_me = 0;              // GPUIntegerME 0: CPU fast full search (unmodified run), 1: GPU
   int gpu_device = 0;                  // GPUDevice
-  int gpu_top_k = 8;                   // GPUTopK 1..16 (8: chosen by measurement, doc/RESULTS.md)
+  int gpu_top_k = 8;                   // GPUTopK 1..16 (8: chosen by measurement, doc/PERFORMANCE.md)
   int gpu_search_center = 0;           // GPUSearchCenter 0: (0,0), 1: co-located vector of the previous P picture
   int gpu_subpel_distortion = 1;       // GPUSubpelDistortion 0: CPU, 1: GPU computes sub-pel distortions, 2: twin too
   int gpu_subpel_ranks = 8;            // GPUSubpelRanks: candidates per list with sub-pel tables (at most GPUTopK)

@@ -241,7 +241,7 @@ constexpr int kBandMbs = GME_CUDA_BAND_MBS;
 int bands_for(int num_mbs) { return kBandMbs > 0 ? std::clamp(num_mbs / kBandMbs, 2, kBands) : kBands; }
 // Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
 // the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts as soon as its rows are staged,
-// and the GPU fills while the host stages the next band. Measured on the H100 (RESULTS.md, eighth session): at
+// and the GPU fills while the host stages the next band. Measured on the H100 (doc/EXPERIMENTS.md): at
 // 1080p (8 bands of 1020 macroblocks) the split took 0.03 ms off the picture; at 640x480 (4 bands of 300) it added
 // 0.01-0.02 ms at K = 1 (the 10-row bands end later) and nothing at K = 8, hence the size rule.
 #ifndef GME_CUDA_FIRST_BAND_DIV
@@ -727,7 +727,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     }
     // Early, no kernel waits for the DMA (they read the staged rows): one copy of each picture after the last
     // launch takes ~4 us of API time per band off the path between one band's launch and the next (measured:
-    // -0.003 to -0.02 ms per picture, doc/RESULTS.md ninth session). The sub-pel tables and the next call wait for it.
+    // -0.003 to -0.02 ms per picture, doc/EXPERIMENTS.md). The sub-pel tables and the next call wait for it.
     if (early) {
       for (const Pending& p : pending) send_rows(*p.dst, 0, height);
       CUDA_CHECK(cudaEventRecord(pool_event(upload_ev_, bands - 1).get(), copy_.get()));
