@@ -396,7 +396,8 @@ class McChromaCase final : public DspCase {
     mv_ = MV(pick(rng, -range, range), pick(rng, -range, range));
   }
   void prepare_bench(std::mt19937& rng) override {
-    prepare(kEdgeTrials + 2 * 3 + 2, rng);  // 8x8
+    prepare(kEdgeTrials + 1, rng);
+    w_ = h_ = 8;
   }
   void run(const DspFuncs& f, std::vector<uint8_t>* out) override {
     uint8_t dst[8 * 16];

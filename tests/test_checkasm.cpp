@@ -46,14 +46,16 @@ TEST(Checkasm, CasesCoverTheWholeTable) {
     ASSERT_LE(c->offset() + c->size(), sizeof(DspFuncs)) << c->name();
     for (size_t i = c->offset(); i < c->offset() + c->size(); ++i) ++owner[i];
   }
+  // Runs of bytes owned by the wrong number of cases, one message per run.
   const size_t first = offsetof(DspFuncs, pixel);
-  for (size_t i = 0; i < sizeof(DspFuncs); ++i) {
-    if (i < first) {
-      EXPECT_EQ(owner[i], 0) << "byte " << i << " (before the entries) claimed by a case";
-    } else {
-      EXPECT_EQ(owner[i], 1) << "byte " << i << " of DspFuncs belongs to " << owner[i]
-                             << " cases: an entry without its case in common/dsp_check.cpp?";
-    }
+  for (size_t i = 0; i < sizeof(DspFuncs);) {
+    const int want = i < first ? 0 : 1;
+    size_t j = i;
+    while (j < sizeof(DspFuncs) && owner[j] == owner[i] && (j < first) == (i < first)) ++j;
+    EXPECT_EQ(owner[i], want) << "bytes " << i << ".." << j - 1 << " of DspFuncs (" << sizeof(DspFuncs)
+                              << " bytes, entries from byte " << first << ") belong to " << owner[i]
+                              << " cases: an entry without its case in common/dsp_check.cpp?";
+    i = j;
   }
 }
 
