@@ -10,10 +10,13 @@
 
 namespace gme {
 
+struct DeblockFuncs;
+
 // Filters a whole reconstructed picture in place (luma and both chroma planes, coded size), macroblocks in raster
-// order. mbs[mb_y * mb_width + mb_x]; params[mb.slice_id] holds each slice's disable_deblocking_filter_idc and
-// offsets; chroma_qp_offset is the PPS chroma_qp_index_offset. Macroblocks with slice_id < 0 are left alone.
-void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
+// order, with the edge filters of f. mbs[mb_y * mb_width + mb_x]; params[mb.slice_id] holds each slice's
+// disable_deblocking_filter_idc and offsets; chroma_qp_offset is the PPS chroma_qp_index_offset. Macroblocks with
+// slice_id < 0 are left alone.
+void deblock_picture(const DeblockFuncs& f, Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
                      const std::vector<SliceDeblockParams>& params, int chroma_qp_offset);
 
 // ---- Building blocks, exposed for tests (tests/test_deblock.cpp) ----
@@ -39,19 +42,25 @@ void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int
 
 // One luma edge of a macroblock: 16 lines in four segments of 4 lines with bS bs[s] (0: not filtered) and tC0
 // tc0[s] (ignored for bS 4). q0 is the first q sample of line 0; `across` crosses the edge, `along` moves to the
-// next line (a vertical edge: across 1, along the stride; a horizontal one the other way round). The plain
-// reference (deblock_luma_line per line), and every variant, reference first (the SSE2 one takes edges whose bS
-// are all 4 or all below 4, as frame coding gives them; deblock_picture uses it on x86).
+// next line (a vertical edge: across 1, along the stride; a horizontal one the other way round). The plain version
+// (deblock_luma_line per line) takes any bS; the table's entries (DeblockFuncs) take edges whose bS are all 4 or
+// all below 4, as frame coding gives them (deblock_picture sends any other edge to the plain version).
 using LumaEdgeFn = void (*)(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
                             int beta);
 void deblock_luma_edge_c(uint8_t* q0, int across, int along, const uint8_t bs[4], const uint8_t tc0[4], int alpha,
                          int beta);
-int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max);
 // The same for one chroma edge of both planes (8 lines each; chroma line k takes bs[k / 2] and tc0[k / 2]).
 using ChromaEdgesFn = void (*)(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4],
                                const uint8_t tc0[4], int alpha, int beta);
 void deblock_chroma_edges_c(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const uint8_t tc0[4],
                             int alpha, int beta);
-int deblock_chroma_edges_variants(ChromaEdgesFn* out, const char** names, int max);
+
+// The SIMD-able edge filters (part of DspFuncs, common/dsp.h); deblock_init() installs the SIMD versions the CPU
+// flags allow.
+struct DeblockFuncs {
+  LumaEdgeFn luma_edge;
+  ChromaEdgesFn chroma_edges;
+};
+void deblock_init(uint32_t cpu, DeblockFuncs& f);
 
 }  // namespace gme

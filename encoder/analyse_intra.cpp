@@ -18,9 +18,9 @@ inline uint64_t rate_fp(int lambda_factor, int64_t bits) { return static_cast<ui
 // Distortion of a w x h block by the MDDistortion metric (0 SAD, 1 SSE, 2 SATD).
 uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int as, const uint8_t* b, int bsd) {
   switch (c.p->md_distortion) {
-    case 0: return c.px->sad[bs](a, as, b, bsd);
-    case 1: return c.px->ssd[bs](a, as, b, bsd);
-    default: return c.px->satd[bs](a, as, b, bsd);
+    case 0: return c.dsp->pixel.sad[bs](a, as, b, bsd);
+    case 1: return c.dsp->pixel.ssd[bs](a, as, b, bsd);
+    default: return c.dsp->pixel.satd[bs](a, as, b, bsd);
   }
 }
 
@@ -46,9 +46,9 @@ uint64_t i16_distortion(const MbContext& c, const uint8_t* pred, uint32_t budget
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
   switch (c.p->md_distortion) {
-    case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
-    case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return i16_satd(*c.px, src, ss, pred, budget);
+    case 0: return c.dsp->pixel.sad[kB16x16](src, ss, pred, 16);
+    case 1: return c.dsp->pixel.ssd[kB16x16](src, ss, pred, 16);
+    default: return i16_satd(c.dsp->pixel, src, ss, pred, budget);
   }
 }
 
@@ -109,7 +109,7 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda) {
     uint64_t d = 0;
     for (int k = 0; k < 2; ++k) {
       uint8_t pred[64];
-      predict_intra_chroma(mode, e[k], pred);
+      predict_intra_chroma(c.dsp->intra, mode, e[k], pred);
       // The four 4x4 distortions summed: exactly the 8x8 primitive (SATD rounds per 4x4 block).
       d += md_distortion(c, kB8x8, src_chroma(c, k), c.src->plane[1 + k].stride, pred, 8);
     }
@@ -127,7 +127,7 @@ uint64_t decide_intra16x16_mode(const MbContext& c, int* mode, int64_t bound) {
   for (int m = kI16V; m <= kI16Plane; ++m) {
     if (!intra16x16_mode_allowed(*c.p, m) || !intra16x16_mode_available(m, e)) continue;
     uint8_t pred[256];
-    predict_intra16x16(m, e, pred);
+    predict_intra16x16(c.dsp->intra, m, e, pred);
     // A mode costing min(best, bound) or more changes nothing the caller uses (see analyse_intra.h): its
     // distortion may stop at the first row of blocks that reaches ceil(that / 2^16).
     const int64_t limit = std::min<int64_t>(bound, static_cast<int64_t>(std::min<uint64_t>(best, INT64_MAX)));
@@ -164,9 +164,9 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
     uint8_t best_rec[16];
     // All nine predictions at once; with SATD (the usual MDDistortion) all nine distortions in one call too.
     uint8_t preds[9][16];
-    predict_intra4x4_all(e, preds);
+    c.dsp->intra.predict_4x4_all(e, preds);
     uint32_t satd[9];
-    if (!rd && c.p->md_distortion == 2) c.px->satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
+    if (!rd && c.p->md_distortion == 2) c.dsp->pixel.satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
     for (int mode = 0; mode < 9; ++mode) {
       if (!intra4x4_mode_allowed(*c.p, mode) || !intra4x4_mode_available(mode, e)) continue;
       const uint8_t* pred = preds[mode];
@@ -178,7 +178,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
         cost = rate_fp(lam, mode_bits) + dist_fp(d);
       } else {
         code_luma4x4(c, blk, pred, mb);
-        const uint64_t d = dist_fp(c.px->ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
+        const uint64_t d = dist_fp(c.dsp->pixel.ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
         // JM rdcost_for_4x4_intra_blocks with INTRA_RDCOSTCALC_ET: a distortion already >= the best cost is
         // returned without its rate; the most probable mode wins a tie.
         cost = d >= best ? d : d + rate_fp(lam, mode_bits + luma4x4_coeff_bits(c, cur, blk, mb.luma[blk]));
@@ -218,9 +218,10 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
 uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
   uint64_t d = 0;
   if (mb.type != MbType::IPCM) {
-    d += c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
+    d += c.dsp->pixel.ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
     for (int k = 0; k < 2; ++k)
-      d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
+      d += c.dsp->pixel.ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k),
+                                 c.rec->plane[1 + k].stride);
   }
   // One writer per thread, cleared per call: only the length is needed, and a fresh writer allocates its buffer
   // again for every candidate macroblock.

@@ -84,4 +84,6 @@ std::string Encoder::integer_me_path() const {
 
 std::string Encoder::integer_me_path_so_far() const { return impl_->state.me_path; }
 
+const DspFuncs& Encoder::dsp() const { return impl_->state.dsp; }
+
 }  // namespace gme

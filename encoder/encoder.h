@@ -104,6 +104,8 @@ class Encoder {
   std::string integer_me_path() const;
   // The same without waiting: "gpu: starting CUDA device N" while the start-up is still running.
   std::string integer_me_path_so_far() const;
+  // The function table the encoder runs (common/dsp.h: its CPU flags, and the plane SSD of the driver's PSNR).
+  const DspFuncs& dsp() const;
 
  private:
   struct Impl;

@@ -21,11 +21,8 @@ namespace {
 inline int blk_x(int blk) { return blk & 3; }
 inline int blk_y(int blk) { return blk >> 2; }
 
-// The fused per-block residual coding (common/residual4x4.h), chosen once for this CPU.
-const Residual4x4Funcs& r4() {
-  static const Residual4x4Funcs& f = residual4x4_best();
-  return f;
-}
+// The fused per-block residual coding (common/residual4x4.h) of the encoder's function table.
+inline const Residual4x4Funcs& r4(const MbContext& c) { return c.dsp->residual4x4; }
 
 void copy4x4(const uint8_t* pred, int pred_stride, uint8_t* dst, int dst_stride) {
   for (int y = 0; y < 4; ++y) std::memcpy(dst + y * dst_stride, pred + y * pred_stride, 4);
@@ -64,9 +61,9 @@ int code_luma4x4(const MbContext& c, int blk, const uint8_t pred[16], MbCoding& 
   const Plane& sp = c.src->plane[0];
   Plane& rp = c.rec->plane[0];
   const int x = 16 * c.mb_x + 4 * blk_x(blk), y = 16 * c.mb_y + 4 * blk_y(blk);
-  const int nz = r4().fwd(sp.at(x, y), sp.stride, pred, 4, c.qp, c.quant_offset, 0, mb.luma[blk], nullptr);
+  const int nz = r4(c).fwd(sp.at(x, y), sp.stride, pred, 4, c.qp, c.quant_offset, 0, mb.luma[blk], nullptr);
   if (nz) {
-    r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred, 4, rp.at(x, y), rp.stride);
+    r4(c).inv(mb.luma[blk], c.qp, 0, nullptr, pred, 4, rp.at(x, y), rp.stride);
   } else {
     copy4x4(pred, 4, rp.at(x, y), rp.stride);
   }
@@ -77,14 +74,14 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   Edge16 e;
   edge_luma16(c, e);
   uint8_t pred[256];
-  predict_intra16x16(mb.i16_mode, e, pred);
+  predict_intra16x16(c.dsp->intra, mb.i16_mode, e, pred);
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
   int dc[16];
   bool ac = false;
   for (int blk = 0; blk < 16; ++blk) {
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    ac |= r4().fwd(src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 1,
+    ac |= r4(c).fwd(src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 1,
                    mb.luma[blk], &dc[blk]) != 0;
   }
   int dc_t[16];
@@ -99,7 +96,7 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   // Without AC every level is 0, so dequantising them all is the same as skipping it.
   for (int blk = 0; blk < 16; ++blk) {
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    r4().inv(mb.luma[blk], c.qp, 1, &dcY[blk], pred + off, 16, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
+    r4(c).inv(mb.luma[blk], c.qp, 1, &dcY[blk], pred + off, 16, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
   }
 }
 
@@ -131,7 +128,7 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
     int cost = 0;
     for (int b = 0; b < 4; ++b) {
       const int bx = b & 1, by = b >> 1;
-      if (r4().fwd(src + 4 * bx + 4 * by * ss, ss, pred[comp] + 4 * bx + 32 * by, 8, c.qp_c, c.quant_offset, 1,
+      if (r4(c).fwd(src + 4 * bx + 4 * by * ss, ss, pred[comp] + 4 * bx + 32 * by, 8, c.qp_c, c.quant_offset, 1,
                    mb.chroma_ac[comp][b], &dc[b])) {
         ac = true;
         cost += coeff_cost(mb.chroma_ac[comp][b], 1);
@@ -162,7 +159,7 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
       const int bx = b & 1, by = b >> 1;
       const uint8_t* p = pred[comp] + 4 * bx + 32 * by;
       uint8_t* d = rec + 4 * bx + 4 * by * rs;
-      if (cbp_c == 2) r4().inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], p, 8, d, rs);
+      if (cbp_c == 2) r4(c).inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], p, 8, d, rs);
       else add_dc4x4(p, 8, dcC[b], d, rs);
     }
   }
@@ -208,11 +205,11 @@ void predict_inter(const MbContext& c, const MbCoding& mb, uint8_t luma[256], ui
     const int blk = pt.x + 4 * pt.y;
     const Frame& ref = *c.refs[mb.ref_idx[(pt.x >> 1) + 2 * (pt.y >> 1)]];
     const MV mv = mb.mv[blk];
-    predict_luma(luma + 4 * pt.x + 64 * pt.y, 16, ref, 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv, 4 * pt.w,
-                 4 * pt.h);
+    predict_luma(c.dsp->mc, luma + 4 * pt.x + 64 * pt.y, 16, ref, 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv,
+                 4 * pt.w, 4 * pt.h);
     for (int k = 0; k < 2; ++k)
-      mc_chroma(chroma[k] + 2 * pt.x + 16 * pt.y, 8, ref.plane[1 + k], 8 * c.mb_x + 2 * pt.x, 8 * c.mb_y + 2 * pt.y,
-                mv, 2 * pt.w, 2 * pt.h);
+      c.dsp->mc.chroma(chroma[k] + 2 * pt.x + 16 * pt.y, 8, ref.plane[1 + k], 8 * c.mb_x + 2 * pt.x,
+                       8 * c.mb_y + 2 * pt.y, mv, 2 * pt.w, 2 * pt.h);
   }
 }
 
@@ -258,7 +255,7 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
     blks[i] = blk;
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
-    if (r4().fwd(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 0,
+    if (r4(c).fwd(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 0,
                  mb.luma[blk], nullptr)) {
       nz8 = true;
       cost8 += coeff_cost(mb.luma[blk], 0);
@@ -274,7 +271,7 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
     uint8_t* dst = rec + 4 * (blk & 3) + 4 * (blk >> 2) * rp.stride;
     if (nz8) {
-      r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred + off, 16, dst, rp.stride);
+      r4(c).inv(mb.luma[blk], c.qp, 0, nullptr, pred + off, 16, dst, rp.stride);
     } else {
       copy4x4(pred + off, 16, dst, rp.stride);
     }
@@ -308,7 +305,7 @@ void code_chroma_intra(const MbContext& c, MbCoding& mb) {
   for (int comp = 0; comp < 2; ++comp) {
     Edge16 e;
     edge_chroma(c, comp, e);
-    predict_intra_chroma(mb.chroma_mode, e, pred[comp]);
+    predict_intra_chroma(c.dsp->intra, mb.chroma_mode, e, pred[comp]);
   }
   code_chroma(c, pred, mb);
 }

@@ -5,10 +5,10 @@
 #include <cstdint>
 
 #include "common/bitstream.h"
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "common/intra_pred.h"
 #include "common/mbinfo.h"
-#include "common/pixel.h"
 #include "encoder/lambda.h"
 #include "encoder/params.h"
 
@@ -26,7 +26,7 @@ struct MbContext {
   int qp = 26, qp_c = 26;
   int quant_offset = 682;       // JM rounding offset in 1/2048 (quant.h)
   Lambdas lam;
-  const PixelFuncs* px = nullptr;
+  const DspFuncs* dsp = nullptr;  // the encoder's function table (EncoderState::dsp)
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
   const Frame* const* refs = nullptr;  // P slices: list 0, index = ref_idx (Frame::id gives MbInfo::ref_id)
   int skip_run = 0;             // P slices: mb_skip_run pending before this macroblock (rate of P_Skip in RD)

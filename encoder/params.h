@@ -80,6 +80,9 @@ struct EncoderParams {
   int gpu_search_center = 0;           // GPUSearchCenter 0: (0,0), 1: co-located vector of the previous P picture
   int gpu_subpel_distortion = 1;       // GPUSubpelDistortion 0: CPU, 1: GPU computes sub-pel distortions, 2: twin too
   int gpu_subpel_ranks = 8;            // GPUSubpelRanks: candidates per list with sub-pel tables (at most GPUTopK)
+
+  // ---- CPU
+  bool no_simd = false;                // NoSIMD: every SIMD routine replaced by its plain C++ twin (same stream)
 };
 
 }  // namespace gme

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/bitstream.h"
+#include "common/cpu.h"
 #include "common/deblock.h"
 #include "common/halfpel.h"
 #include "encoder/lambda.h"
@@ -34,7 +35,7 @@ std::unique_ptr<IntegerCandidateSource> make_integer_source(EncoderState& s, con
     FullFastOptions opt;
     opt.rdo_low_complexity = p.rd_optimization == 0;
     opt.level_idc = p.level_idc;
-    return make_fullfast_source(src.plane[0], planes, p.search_range, lam.mf[0], *s.px, opt);
+    return make_fullfast_source(src.plane[0], planes, p.search_range, lam.mf[0], s.dsp, opt);
   }
   const auto t0 = Clock::now();
   PictureSearchRequest req;
@@ -105,7 +106,7 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
   s.mb_w = coded_w / 16;
   s.mb_h = coded_h / 16;
   s.seq = make_sequence_header(p, coded_w, coded_h);
-  s.px = &pixel_best();
+  dsp_init(cpu_flags_for(p.no_simd), s.dsp);
   s.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
   s.rec = std::make_shared<Frame>();
   s.rec->alloc(coded_w, coded_h, p.source_width, p.source_height);
@@ -115,7 +116,8 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
     const int device = p.gpu_device;
     std::string* why = &s.pending_why;
     const PictureSearchFactory* make = &s.make_picture_search;
-    s.pending_search = std::async(std::launch::async, [make, device, why] { return (*make)(device, why); });
+    const DspFuncs* dsp = &s.dsp;
+    s.pending_search = std::async(std::launch::async, [make, device, dsp, why] { return (*make)(device, *dsp, why); });
     s.me_path = "gpu: starting CUDA device " + std::to_string(device);
   } else {
     s.me_path = "cpu fast full search";
@@ -210,7 +212,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   for (auto& pl : planes_for) pl = take_pooled(s.free_planes);
   auto build_planes = [&s, need_planes, planes_for] {
     for (size_t i = 0; i < need_planes.size(); ++i) {
-      build_halfpel_planes(need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
+      build_halfpel_planes(s.dsp.halfpel, need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
       need_planes[i]->halfpel = planes_for[i];
     }
   };
@@ -277,7 +279,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
 
   const auto t_db = Clock::now();
   std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
-  deblock_picture(*rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
+  deblock_picture(s.dsp.deblock, *rec, s.mbs.data(), s.mb_w, s.mb_h, dbp, p.chroma_qp_offset);
   res.times.deblocking = seconds_since(t_db);
   rec->extend_borders();
   if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "common/halfpel.h"
 #include "common/mbinfo.h"
-#include "common/pixel.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/params.h"
@@ -49,7 +49,7 @@ struct EncoderState {
   EncoderParams p;
   SequenceHeader seq;
   int mb_w = 0, mb_h = 0;
-  const PixelFuncs* px = nullptr;
+  DspFuncs dsp;  // every SIMD-able routine, filled once from the CPU flags (NoSIMD = 1: plain C++); read-only
 
   std::vector<MbInfo> mbs;                    // the current picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction

@@ -48,7 +48,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
   c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
   c.lam = compute_lambdas(p, pp.type, pp.qp);
-  c.px = s.px;
+  c.dsp = &s.dsp;
   c.num_ref_idx_active = pp.num_ref_idx_active;
   c.refs = refs.empty() ? nullptr : refs.data();
 

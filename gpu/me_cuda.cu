@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "common/copy_rows.h"
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "gpu/me_cuda_kernel.cuh"  // kernel, geometry, KernelArgs (also compiled on the host by tests)
 #include "gpu/me_twin.h"
@@ -273,7 +273,7 @@ int band_of_row(const std::vector<int>& start, int row) {
 
 class CudaSearch final : public GpuPictureSearch {
  public:
-  CudaSearch(int device, StartupTrace& trace);
+  CudaSearch(int device, StartupTrace& trace, const DspFuncs& dsp);
   ~CudaSearch() override {
     cudaDeviceSynchronize();  // no DMA (a call in flight, a preload) into or out of buffers about to be freed
   }
@@ -330,7 +330,7 @@ class CudaSearch final : public GpuPictureSearch {
   static void settle(Resident& r);
   // Copies rows [y0, y0 + rows) of `src` into r's page-locked staging buffer, without the plane's border; then
   // send_rows() queues their DMA to r's device copy on the copy stream.
-  static void stage_rows(Resident& r, const Plane& src, int y0, int rows);
+  void stage_rows(Resident& r, const Plane& src, int y0, int rows) const;
   void send_rows(Resident& r, int y0, int rows);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
                                  unsigned flags = cudaEventDefault);
@@ -341,6 +341,7 @@ class CudaSearch final : public GpuPictureSearch {
   }
 
   int device_ = 0;
+  CopyRowsFn copy_rows_;  // the staging copy of the host's function table
   std::string name_, desc_;
   double peak_ = 0;
   bool pipelined_ = true;
@@ -368,7 +369,8 @@ class CudaSearch final : public GpuPictureSearch {
   InFlight fly_;
 };
 
-CudaSearch::CudaSearch(int device, StartupTrace& trace) : device_(device) {
+CudaSearch::CudaSearch(int device, StartupTrace& trace, const DspFuncs& dsp)
+    : device_(device), copy_rows_(dsp.copy_rows), twin_(dsp) {
   trace.step("streams and events");
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -448,8 +450,8 @@ void CudaSearch::settle(Resident& r) {
   r.landing = false;
 }
 
-void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) {
-  copy_rows(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
+void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) const {
+  copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
 }
 
 void CudaSearch::send_rows(Resident& r, int y0, int rows) {
@@ -802,7 +804,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
 
 }  // namespace
 
-std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, std::string* why) {
+std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs& dsp, std::string* why) {
   try {
     StartupTrace trace;
     int count = 0;
@@ -825,7 +827,7 @@ std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, std::string* wh
     CUDA_CHECK(cudaSetDevice(device));
     CUDA_CHECK(cudaFree(nullptr));  // creates the context now, so the trace can tell it apart
     trace.step("context creation");
-    auto s = std::make_unique<CudaSearch>(device, trace);
+    auto s = std::make_unique<CudaSearch>(device, trace, dsp);
     if (why) why->clear();
     return s;
   } catch (const std::exception& e) {

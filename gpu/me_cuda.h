@@ -35,7 +35,8 @@ class GpuPictureSearch : public PictureIntegerSearch {
   virtual void set_direct_candidates(bool on) = 0;
 };
 
-// Opens CUDA device `device`. Returns nullptr and sets *why (one line) if it is not usable. Never throws.
-std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, std::string* why);
+// Opens CUDA device `device`. Returns nullptr and sets *why (one line) if it is not usable. Never throws. dsp: the
+// host side's function table (common/dsp.h), which must outlive the search.
+std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs& dsp, std::string* why);
 
 }  // namespace gme

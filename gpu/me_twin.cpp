@@ -137,9 +137,8 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
   const int k = req.top_k, range = req.search_range;
   out.resize(num_refs, num_mbs, k);
   const Plane& cur = *req.cur;
-  // The sixteen 4x4 SADs come from the pixel primitives (SIMD where the CPU has it; checkasm holds every variant
-  // to the plain C reference), everything else is written out plainly here.
-  const PixelFuncs& px = pixel_best();
+  // The sixteen 4x4 SADs come from the function table (SIMD where the CPU has it; checkasm holds every SIMD entry
+  // to the plain one), everything else is written out plainly here.
   std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
   std::vector<int> bits_x(2 * range + 1), bits_y(2 * range + 1);
 
@@ -165,7 +164,7 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
           // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
           const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
           uint32_t sad4[16];
-          px.sad_4x4_x16(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
+          sad_4x4_x16_(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
           uint32_t sad[kNumPartitions];
           partition_sads(sad4, sad);
           const uint64_t mv_cost =

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/dsp.h"
 #include "me/me_interface.h"
 
 namespace gme {
@@ -47,8 +48,13 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
 // The twin as a concrete class, so tests and the benchmark can call it directly.
 class TwinPictureSearch final : public PictureIntegerSearch {
  public:
+  // dsp: the function table whose sad_4x4_x16 the search uses (common/dsp.h).
+  explicit TwinPictureSearch(const DspFuncs& dsp) : sad_4x4_x16_(dsp.pixel.sad_4x4_x16) {}
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return "cpu-twin"; }
+
+ private:
+  void (*sad_4x4_x16_)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
 };
 
 }  // namespace gme

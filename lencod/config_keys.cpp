@@ -168,6 +168,12 @@ const std::vector<KeyDef> kSupported = {
    "gme264 key"},
   {"GPUSubpelRanks", KeyType::Int, 8, nullptr, 1, 16, nullptr, FIELD(p.gpu_subpel_ranks),
    "GPUSubpelDistortion: candidates per list (at most GPUTopK) whose sub-pel distortions are computed", "gme264 key"},
+
+  // ---- CPU (gme264 key, not in JM)
+  {"NoSIMD", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.no_simd),
+   "1: every SIMD routine runs as its plain C++ twin (as x264's --no-asm; same stream); the environment variable "
+   "GME_NO_SIMD=1 does the same in every program",
+   "gme264 key"},
 };
 
 #undef FIELD

@@ -144,7 +144,7 @@ int run(int argc, const char* const* argv) {
 
   print_parameters(p, std::cout);
   Encoder encoder(p, make_picture_search);
-  Report report(p, std::cout, stats.get());
+  Report report(p, std::cout, stats.get(), encoder.dsp());
   report.print_header(encoder.integer_me_path_so_far());  // GPU start-up overlaps the first pictures
 
   // read -> push -> pull -> write: the encoder holds pictures while the GPU starts and hands them out in order.

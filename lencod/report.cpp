@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/cpu.h"
 #include "common/output_file.h"
-#include "common/plane_ssd.h"
 #include "common/text_fields.h"
 
 namespace gme {
@@ -23,11 +23,11 @@ const char* type_name(SliceType t) { return t == SliceType::I ? "I" : "P"; }
 
 }  // namespace
 
-void frame_sse(const Frame& a, const Frame& b, uint64_t sse[3]) {
+void frame_sse(PlaneSsdFn ssd, const Frame& a, const Frame& b, uint64_t sse[3]) {
   for (int c = 0; c < 3; ++c) {
     const int w = c ? a.crop_width / 2 : a.crop_width;
     const int h = c ? a.crop_height / 2 : a.crop_height;
-    sse[c] = plane_ssd(a.plane[c].row(0), a.plane[c].stride, b.plane[c].row(0), b.plane[c].stride, w, h);
+    sse[c] = ssd(a.plane[c].row(0), a.plane[c].stride, b.plane[c].row(0), b.plane[c].stride, w, h);
   }
 }
 
@@ -57,8 +57,8 @@ std::string json_string(const std::string& s) {
   return o + "\"";
 }
 
-Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats)
-    : p_(p), con_(console), stats_(stats) {}
+Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats, const DspFuncs& dsp)
+    : p_(p), con_(console), stats_(stats), plane_ssd_(dsp.plane_ssd), simd_(cpu_flags_name(dsp.cpu)) {}
 
 void Report::print_header(const std::string& integer_me_path) {
   con_ << "Integer ME: " << integer_me_path << "\n";
@@ -71,7 +71,7 @@ void Report::print_header(const std::string& integer_me_path) {
 void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Frame& src, const Frame& recon,
                          double time_s, const MbInfo* mbs, int mb_count) {
   uint64_t sse[3];
-  frame_sse(src, recon, sse);
+  frame_sse(plane_ssd_, src, recon, sse);
   const int64_t luma = static_cast<int64_t>(src.crop_width) * src.crop_height;
   const int64_t chroma = luma / 4;
   double psnr[3];
@@ -176,6 +176,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
        << ", parameter sets included) \n";
   con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
   con_ << " Integer ME                        : " << integer_me_path << "\n";
+  con_ << " SIMD                              : " << simd_ << "\n";
   if (ahead_ > 0) con_ << " Coded during the GPU start-up     : " << ahead_ << " I pictures, ahead of their turn\n";
   if (stages_.subpel_from_tables > 0)
     con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
@@ -206,7 +207,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_encoder_s\":" + jnum(stages_.total, 6) +
                     ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
-                    ",\"integer_me_path\":" + json_string(integer_me_path) +
+                    ",\"integer_me_path\":" + json_string(integer_me_path) + ",\"simd\":" + json_string(simd_) +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +
                     ",\"height\":" + std::to_string(p_.source_height) +

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "common/mbinfo.h"
 #include "encoder/encoder.h"
@@ -14,8 +15,8 @@ namespace gme {
 
 class OutputFile;
 
-// Sum of squared differences over the visible area (crop_width x crop_height, chroma halved), per plane.
-void frame_sse(const Frame& a, const Frame& b, uint64_t sse[3]);
+// Sum of squared differences over the visible area (crop_width x crop_height, chroma halved), per plane, by ssd.
+void frame_sse(PlaneSsdFn ssd, const Frame& a, const Frame& b, uint64_t sse[3]);
 
 // JM 19.0 (ZEROSNR = 1): 10 log10(255^2 * samples / max(sse, 1)). A perfect picture therefore reports the finite
 // 10 log10(255^2 * samples) (e.g. 102.9 dB for 640x480 luma), never infinity.
@@ -29,8 +30,9 @@ std::string json_string(const std::string& s);
 
 class Report {
  public:
-  // `stats` (may be null) receives the JSON lines; `console` the JM-style text.
-  Report(const EncoderParams& p, std::ostream& console, OutputFile* stats);
+  // `stats` (may be null) receives the JSON lines; `console` the JM-style text. dsp: the encoder's function table
+  // (Encoder::dsp()): its plane SSD gives the PSNRs, its CPU flags are reported.
+  Report(const EncoderParams& p, std::ostream& console, OutputFile* stats, const DspFuncs& dsp);
 
   void print_header(const std::string& integer_me_path);
   // One coded picture: `frame_in_file` its source frame number, `time_s` the wall time of encode().
@@ -50,6 +52,8 @@ class Report {
   const EncoderParams& p_;
   std::ostream& con_;
   OutputFile* stats_;
+  PlaneSsdFn plane_ssd_;
+  std::string simd_;  // cpu_flags_name() of the table
   int frames_ = 0;
   int ahead_ = 0;  // pictures coded ahead of their turn while the GPU started (PictureResult::encoded_ahead)
   int64_t bits_[2] = {0, 0};     // I, P pictures

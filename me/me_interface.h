@@ -235,8 +235,11 @@ class PictureIntegerSearch {
 
 // Makes the picture-level search the encoder uses with GPUIntegerME = 1 (the driver passes gpu/'s factory, tests
 // may pass their own): tries `device`, and where it is not usable returns a fallback with *why set to a one-line
-// reason (*why cleared when the device is used). Called once per encoder, on a background thread.
-using PictureSearchFactory = std::function<std::unique_ptr<PictureIntegerSearch>(int device, std::string* why)>;
+// reason (*why cleared when the device is used). Called once per encoder, on a background thread. dsp: the
+// encoder's function table (common/dsp.h), which the search keeps using (the encoder outlives it).
+struct DspFuncs;
+using PictureSearchFactory =
+    std::function<std::unique_ptr<PictureIntegerSearch>(int device, const DspFuncs& dsp, std::string* why)>;
 
 // ---- What the macroblock loop sees -------------------------------------------------------------------------
 class IntegerCandidateSource {

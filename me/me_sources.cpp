@@ -145,14 +145,14 @@ class RerankSource final : public IntegerCandidateSource {
 
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px, const FullFastOptions& opt) {
-  return std::make_unique<FullFastSearch>(cur, std::move(refs), search_range, lambda_factor, px, opt);
+                                                             const DspFuncs& dsp, const FullFastOptions& opt) {
+  return std::make_unique<FullFastSearch>(cur, std::move(refs), search_range, lambda_factor, dsp, opt);
 }
 
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px) {
-  return make_fullfast_source(cur, std::move(refs), search_range, lambda_factor, px, FullFastOptions{});
+                                                             const DspFuncs& dsp) {
+  return make_fullfast_source(cur, std::move(refs), search_range, lambda_factor, dsp, FullFastOptions{});
 }
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,

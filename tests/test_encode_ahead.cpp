@@ -41,9 +41,9 @@ Frame moving_frame(int w, int h, int t) {
 }
 
 PictureSearchFactory make_picture_search_twin_factory() {
-  return [](int, std::string* why) {
+  return [](int, const DspFuncs& dsp, std::string* why) {
     if (why) why->clear();
-    return make_picture_search_twin();
+    return make_picture_search_twin(dsp);
   };
 }
 
@@ -172,11 +172,11 @@ struct Gate {
 };
 
 PictureSearchFactory gated_twin(Gate* gate) {
-  return [gate](int, std::string* why) {
+  return [gate](int, const DspFuncs& dsp, std::string* why) {
     std::unique_lock<std::mutex> l(gate->m);
     gate->cv.wait(l, [gate] { return gate->open; });
     if (why) why->clear();
-    return make_picture_search_twin();
+    return make_picture_search_twin(dsp);
   };
 }
 

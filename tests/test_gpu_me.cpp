@@ -18,6 +18,7 @@
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
@@ -230,7 +231,7 @@ std::string describe(const PictureSearchRequest& q) {
 // ---- Twin against the oracle ----------------------------------------------------------------------------------
 TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
   std::mt19937 rng(1234);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   const int sizes[][2] = {{3, 2}, {5, 3}, {1, 1}};
   for (const auto& sz : sizes)
     for (int range : {1, 2, 5})
@@ -246,7 +247,7 @@ TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
 TEST(GpuMeTwin, ZeroCopyRequestStillAnswersInData) {
   // The twin has no memory of its own to hand out: a zero_copy request is answered in `data`, view cleared.
   std::mt19937 rng(77);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(3, 2, 1, 3, 4, rng);
   s.req.zero_copy = true;
   PictureCandidates want, got;
@@ -264,7 +265,7 @@ TEST(GpuMeTwin, ProgressiveRequestAnswersInFull) {
   Scene s = make_scene(3, 4, 1, 3, 2, rng);
   s.req.zero_copy = true;
   s.req.progressive = true;
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   PictureCandidates got, want;
   twin.search(s.req, got);
   EXPECT_GE(twin.wait_rows(1), s.req.mb_height);
@@ -275,7 +276,7 @@ TEST(GpuMeTwin, ProgressiveRequestAnswersInFull) {
 
 TEST(GpuMeTwin, MatchesOracleAtRange128) {
   std::mt19937 rng(99);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(2, 1, 1, 128, 4, rng);
   s.req.centre[1] = MV(-4 * 40, 4 * 20);  // window reaches far past the picture and its border on every side
   PictureCandidates want, got;
@@ -286,7 +287,7 @@ TEST(GpuMeTwin, MatchesOracleAtRange128) {
 
 TEST(GpuMeTwin, MatchesOracleWithOddStridesAndBorders) {
   std::mt19937 rng(4321);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   for (int pad : {19, 37}) {
     Scene s = make_scene(3, 2, 2, 4, 3, rng);
     reborder(s, pad);
@@ -300,7 +301,7 @@ TEST(GpuMeTwin, MatchesOracleWithOddStridesAndBorders) {
 TEST(GpuMeTwin, TiesFollowSpiralOrder) {
   // Flat pictures: every SAD is equal; with lambda 0 every cost is equal, so the spiral index alone orders.
   std::mt19937 rng(7);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(2, 2, 1, 3, 9, rng, Content::kFlat);
   s.req.lambda_factor = 0;
   PictureCandidates got, want;
@@ -341,7 +342,7 @@ TEST(GpuMeTwin, SpiralOffsetInvertsSpiralIndex) {
 
 TEST(GpuMeTwin, RejectsBrokenRequests) {
   std::mt19937 rng(5);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   PictureCandidates out;
   auto broken = [&](auto&& edit) {
     Scene s = make_scene(2, 2, 1, 4, 1, rng);
@@ -364,7 +365,7 @@ TEST(GpuMeTwin, RejectsBrokenRequests) {
 TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
   std::string why = "untouched";
   std::unique_ptr<PictureIntegerSearch> s;
-  ASSERT_NO_THROW(s = make_picture_search(9999, &why));
+  ASSERT_NO_THROW(s = make_picture_search(9999, dsp_here(), &why));
   ASSERT_TRUE(s);
   EXPECT_FALSE(why.empty());
   EXPECT_NE(why, "untouched");
@@ -373,16 +374,16 @@ TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
   Scene sc = make_scene(2, 2, 1, 3, 2, rng);
   PictureCandidates got, want;
   s->search(sc.req, got);
-  TwinPictureSearch().search(sc.req, want);
+  TwinPictureSearch(dsp_here()).search(sc.req, want);
   EXPECT_TRUE(same_candidates(got, want));
-  ASSERT_NO_THROW(s = make_picture_search(-1, nullptr));
+  ASSERT_NO_THROW(s = make_picture_search(-1, dsp_here(), nullptr));
   EXPECT_TRUE(s);
 }
 
 TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
   std::string why;
   std::unique_ptr<PictureIntegerSearch> s;
-  ASSERT_NO_THROW(s = make_picture_search(0, &why));
+  ASSERT_NO_THROW(s = make_picture_search(0, dsp_here(), &why));
   ASSERT_TRUE(s);
   const std::string name = s->name();
   if (why.empty())
@@ -439,7 +440,7 @@ TEST(GpuSubpelKernelEmu, MatchesTwin) {
   // Random scenes with centres far outside the picture (clamped samples on every side), both metrics, K 1..3
   // with tables for the first or for all K candidates, two references.
   std::mt19937 rng(2718);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   for (int metric : {2, 0})
     for (int range : {1, 3, 9})
       for (int k : {1, 3}) {
@@ -464,7 +465,7 @@ TEST(GpuSubpelKernelEmu, FitsDefaultSharedMemory) {
 void expect_emulation_matches_twin(const PictureSearchRequest& req) {
   PictureCandidates got, want;
   emulated_search(req, got);
-  TwinPictureSearch().search(req, want);
+  TwinPictureSearch(dsp_here()).search(req, want);
   EXPECT_TRUE(same_candidates(got, want)) << describe(req);
 }
 
@@ -540,7 +541,7 @@ class GpuMeCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    search_ = make_picture_search(0, &why);
+    search_ = make_picture_search(0, dsp_here(), &why);
     if (!why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
   }
   void expect_same_as_twin(const PictureSearchRequest& req) {
@@ -553,7 +554,7 @@ class GpuMeCuda : public ::testing::Test {
     EXPECT_TRUE(same_candidates(got, want)) << describe(req);
   }
   std::unique_ptr<PictureIntegerSearch> search_;
-  TwinPictureSearch twin_;
+  TwinPictureSearch twin_{dsp_here()};
 };
 
 TEST_F(GpuMeCuda, MatchesTwinSmall) {

@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu.h"
+#include "common/dsp.h"
 #include "common/frame.h"
-#include "common/pixel.h"
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -22,6 +23,16 @@
 using namespace gme;
 
 namespace {
+
+// The host's function table (common/dsp.h), as the encoder fills it.
+const DspFuncs& host_dsp() {
+  static const DspFuncs f = [] {
+    DspFuncs t;
+    dsp_init(cpu_detect(), t);
+    return t;
+  }();
+  return f;
+}
 
 // lambda_mf at QP 28 for SAD, about sqrt(0.85 * 2^(16/3)) * 65536: the penalty every benchmark request uses.
 constexpr int kLambdaQp28 = 384000;
@@ -107,7 +118,7 @@ struct Sim {
   uint64_t key(int p, size_t slot) const { return keys[static_cast<size_t>(p) * num_groups * 4 + slot]; }
 
   void fill(const Plane& cur, const Plane& ref, int mb_px, int mb_py) {
-    const PixelFuncs& px = pixel_best();
+    const PixelFuncs& px = host_dsp().pixel;
     keys.assign(static_cast<size_t>(kNumPartitions) * num_groups * 4, kInvalidPenKey);
     halves.assign(static_cast<size_t>(num_groups) * 4, static_cast<uint32_t>(kInvalidPenKey >> 33));
     const int x_lo = -ref.pad + 3, x_hi = ref.width + ref.pad - 19, y_lo = -ref.pad + 3, y_hi = ref.height + ref.pad - 19;
@@ -414,7 +425,7 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
       if (ranks == 1 && !no_twin && (sz.w == 640 || !gpu)) {
         PictureCandidates want;
         req.subpel_metric = -1;
-        TwinPictureSearch().search(req, want);
+        TwinPictureSearch(host_dsp()).search(req, want);
         std::vector<SubpelTable> tables(static_cast<size_t>(req.mb_width) * req.mb_height);
         const double t0 = now_ms();
         subpel_tables_twin(req, want, 2, 1, tables.data());
@@ -458,7 +469,7 @@ int main(int argc, char** argv) {
   }
   std::string why;
   const double t_start = now_ms();
-  std::unique_ptr<PictureIntegerSearch> search = make_picture_search(0, &why);
+  std::unique_ptr<PictureIntegerSearch> search = make_picture_search(0, host_dsp(), &why);
   const double start_ms = now_ms() - t_start;
   auto* gpu = dynamic_cast<GpuPictureSearch*>(search.get());
   if (!gpu) std::printf("GPU: none (%s); twin only\n", why.c_str());
@@ -478,7 +489,7 @@ int main(int argc, char** argv) {
     std::printf("CUDA start-up: %.1f ms to create the search, %.1f ms for its first call (640x480, K 8, tables)\n",
                 start_ms, now_ms() - t0);
   }
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(host_dsp());
 
   struct Size { int w, h, coded_h; };
   const Size sizes[] = {{640, 480, 480}, {1920, 1080, 1088}};
