@@ -48,7 +48,7 @@ constexpr PartitionGeometry compute_partition_geometry(int p) {
 }
 
 // The same as a table built at compile time: the macroblock loop asks for it several times per partition search,
-// and the branchy computation was not always inlined (about 0.3 % of an unmodified encode in perf).
+// and the branchy computation is not always inlined.
 struct PartitionGeometryTable {
   PartitionGeometry g[41];
   constexpr PartitionGeometryTable() : g() {
