@@ -70,7 +70,6 @@ if want build; then
   { echo "== cuobjdump --list-elf bin/lencod"; cuobjdump --list-elf bin/lencod;
     echo "== cuobjdump --list-ptx bin/lencod"; cuobjdump --list-ptx bin/lencod; } >"$out/cuobjdump.txt" 2>&1
   note "cuobjdump --list-elf bin/lencod: $(grep -o 'sm_[0-9]*' "$out/cuobjdump.txt" | sort -u -t_ -k2 -n | tr '\n' ' ')"
-  bin/lencod --version 2>&1 | head -1 | sed 's/^/  /'
 fi
 
 # The two other builds go in the background while the tests run (the tests are not timed).
