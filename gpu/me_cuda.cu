@@ -85,8 +85,8 @@ std::string unusable_device_reason(int device, const cudaDeviceProp& prop) {
     const cudaError_t e = cudaFuncGetAttributes(&attr, k);
     if (e != cudaSuccess) {
       cudaGetLastError();
-      return who + " cannot run this build's kernels (" + cudaGetErrorString(e) + "; built for " + version_cuda() +
-             ", compute capability 7.5 and newer)";
+      return who + " cannot run this build's kernels (" + cudaGetErrorString(e) + "; this build: " + version_cuda() +
+             ")";
     }
   }
   const size_t smem = integer_kernel_smem();
