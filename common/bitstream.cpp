@@ -15,9 +15,8 @@ void BitWriter::put(int nbits, uint32_t value) {
 
 void BitWriter::ue(uint32_t v) {
   // codeNum v is written as (len zeros) 1 (len bits of v + 1 - 2^len).
-  uint64_t x = static_cast<uint64_t>(v) + 1;
-  int len = 0;
-  while ((x >> (len + 1)) != 0) ++len;
+  const uint64_t x = static_cast<uint64_t>(v) + 1;
+  const int len = (ue_bits(v) - 1) / 2;
   put(len, 0);
   if (len + 1 <= 32) {
     put(len + 1, static_cast<uint32_t>(x));
@@ -43,17 +42,6 @@ void BitWriter::rbsp_trailing_bits() {
 
 void BitWriter::align_zero() {
   if (acc_bits_) put(8 - acc_bits_, 0);
-}
-
-int ue_bits(uint32_t v) {
-  uint64_t x = static_cast<uint64_t>(v) + 1;
-  int len = 0;
-  while ((x >> (len + 1)) != 0) ++len;
-  return 2 * len + 1;
-}
-
-int se_bits_v(int v) {
-  return ue_bits(v > 0 ? 2u * static_cast<uint32_t>(v) - 1u : 2u * static_cast<uint32_t>(-static_cast<int64_t>(v)));
 }
 
 size_t write_nal_annexb(std::vector<uint8_t>& out, int nal_ref_idc, int nal_unit_type,

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/exp_golomb.h"  // ue_bits, se_bits: the lengths of the codes written here
+
 namespace gme {
 
 class BitWriter {
@@ -32,10 +34,6 @@ class BitWriter {
   uint64_t acc_ = 0;   // pending bits, right aligned
   int acc_bits_ = 0;   // < 8 after every put()
 };
-
-// Lengths in bits of the Exp-Golomb codes.
-int ue_bits(uint32_t v);
-int se_bits_v(int v);
 
 enum NalType { kNalSlice = 1, kNalIdr = 5, kNalSps = 7, kNalPps = 8 };
 

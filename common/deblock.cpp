@@ -3,6 +3,7 @@
 // luma horizontal edges top to bottom, then the chroma edges of both components in the same order.
 #include "common/deblock.h"
 #include "common/deblock_simd.h"
+#include "common/quant.h"  // chroma_qp: Table 8-15, shared with the chroma residual
 
 #include <cstdlib>
 #include <stdexcept>
@@ -27,9 +28,6 @@ constexpr uint8_t kTc0[52][3] = {
     {1, 2, 3},   {2, 2, 3},   {2, 2, 4},   {2, 3, 4},    {2, 3, 4},    {3, 3, 5},    {3, 4, 6},  {3, 4, 6},
     {4, 5, 7},   {4, 5, 8},   {4, 6, 9},   {5, 7, 10},   {6, 8, 11},   {6, 8, 13},   {7, 10, 14}, {8, 11, 16},
     {9, 12, 18}, {10, 13, 20}, {11, 15, 23}, {13, 17, 25}};
-// Table 8-15: QP_C by qP_I for qP_I >= 30 (below 30, QP_C = qP_I).
-constexpr uint8_t kChromaQpHigh[22] = {29, 30, 31, 32, 32, 33, 34, 34, 35, 35, 36,
-                                       36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};
 
 inline int iabs(int v) { return v < 0 ? -v : v; }
 
@@ -164,11 +162,6 @@ int deblock_tc0(int index_a, int bs) {
   return kTc0[clip3(0, 51, index_a)][bs - 1];
 }
 
-int deblock_chroma_qp(int qp_y, int chroma_qp_offset) {
-  const int qpi = clip3(0, 51, qp_y + chroma_qp_offset);
-  return qpi < 30 ? qpi : kChromaQpHigh[qpi - 30];
-}
-
 int deblock_bs(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q, bool mb_edge) {
   if (p.is_intra() || q.is_intra()) return mb_edge ? 4 : 3;
   return bs_inter(p, blk_p, q, blk_q);
@@ -223,7 +216,7 @@ void deblock_picture(const DeblockFuncs& f, Frame& pic, const MbInfo* mbs, int m
   const int ys = py.stride, cs = pu.stride;
   // QP_C per macroblock is needed for both sides of every chroma edge: a small table by QP_Y saves the lookups.
   int qpc_of[52];
-  for (int q = 0; q < 52; ++q) qpc_of[q] = deblock_chroma_qp(q, chroma_qp_offset);
+  for (int q = 0; q < 52; ++q) qpc_of[q] = chroma_qp(q, chroma_qp_offset);
 
   for (int my = 0; my < mb_height; ++my) {
     for (int mx = 0; mx < mb_width; ++mx) {

@@ -26,9 +26,6 @@ int deblock_alpha(int index_a);
 int deblock_beta(int index_b);
 int deblock_tc0(int index_a, int bs);
 
-// QP_C for a luma QP (Table 8-15 applied to Clip3(0, 51, qp_y + chroma_qp_offset)).
-int deblock_chroma_qp(int qp_y, int chroma_qp_offset);
-
 // Boundary strength (8.7.2.1) between 4x4 luma block blk_p of macroblock p and block blk_q of macroblock q
 // (raster indices inside each macroblock); mb_edge: the edge is a macroblock edge. For an internal edge, p and q
 // are the same macroblock.

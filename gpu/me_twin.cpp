@@ -2,7 +2,6 @@
 // the path the encoder takes when no GPU is usable. Written for clarity; the GPU is the fast path.
 #include "gpu/me_twin.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -110,24 +109,6 @@ PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*>
   req.centre.assign(req.refs.size() * req.mb_width * req.mb_height, MV(0, 0));
   req.penalty_pred = req.centre;
   return req;
-}
-
-void spiral_offset(int s, int* dx, int* dy) {
-  // Ring l holds indices [(2l-1)^2, (2l+1)^2), so l = (floor(sqrt(s)) + 1) / 2.
-  int q = static_cast<int>(std::sqrt(static_cast<double>(s)));
-  while (q * q > s) --q;
-  while ((q + 1) * (q + 1) <= s) ++q;
-  const int l = (q + 1) / 2;
-  if (l == 0) { *dx = 0; *dy = 0; return; }
-  const int r = s - (2 * l - 1) * (2 * l - 1);
-  if (r < 2 * (2 * l - 1)) {  // rows y = -l / +l, x = -l+1 .. l-1
-    *dx = r / 2 - l + 1;
-    *dy = (r & 1) ? l : -l;
-  } else {                    // columns x = -l / +l, y = -l .. l
-    const int r2 = r - 2 * (2 * l - 1);
-    *dy = r2 / 2 - l;
-    *dx = (r2 & 1) ? l : -l;
-  }
 }
 
 void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {

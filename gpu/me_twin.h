@@ -31,9 +31,6 @@ inline uint64_t candidate_key(uint64_t cost, int spiral) {
 PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*> refs, int search_range, int top_k,
                                      int lambda_factor);
 
-// Inverse of spiral_index() (me_interface.h): the offset (dx, dy) of spiral position s.
-void spiral_offset(int s, int* dx, int* dy);
-
 // The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock), in the partition order of
 // me_interface.h: the partition tree the kernel and the twin share.
 void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]);

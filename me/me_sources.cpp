@@ -109,13 +109,9 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
  private:
-  // Ranks whose first table line best() prefetches: 8 (every rank of the default GPUTopK) measured best on the
-  // development VM with 128-byte rows (doc/GPU.md); a build may set another for comparisons.
-#ifdef GME_SUBPEL_PREFETCH_RANKS
-  static constexpr int kPrefetchRanks = GME_SUBPEL_PREFETCH_RANKS;
-#else
+  // Ranks whose first table line best() prefetches: every rank of the default GPUTopK, since the re-ranking may
+  // choose any of them and a table row the refinement reads is otherwise a miss in memory the DMA wrote.
   static constexpr int kPrefetchRanks = 8;
-#endif
   // best()'s answer: rank k of the partition's list c; what subpel() hands out for it.
   Candidate chose(const Candidate* c, int k) {
     last_mv_ = c[k].mv;

@@ -9,6 +9,7 @@
 
 #include "common/deblock.h"
 #include "tests/dsp_tables.h"
+#include "common/quant.h"
 
 namespace gme {
 namespace {
@@ -54,16 +55,16 @@ TEST(DeblockTables, Tc0Table817) {
 }
 
 TEST(DeblockTables, ChromaQpTable815) {
-  EXPECT_EQ(deblock_chroma_qp(0, 0), 0);
-  EXPECT_EQ(deblock_chroma_qp(29, 0), 29);
-  EXPECT_EQ(deblock_chroma_qp(30, 0), 29);
-  EXPECT_EQ(deblock_chroma_qp(34, 0), 32);
-  EXPECT_EQ(deblock_chroma_qp(39, 0), 35);
-  EXPECT_EQ(deblock_chroma_qp(45, 0), 38);
-  EXPECT_EQ(deblock_chroma_qp(51, 0), 39);
-  EXPECT_EQ(deblock_chroma_qp(28, 12), 36);   // qPI = 40
-  EXPECT_EQ(deblock_chroma_qp(5, -12), 0);    // clipped at 0
-  EXPECT_EQ(deblock_chroma_qp(51, 12), 39);   // clipped at 51
+  EXPECT_EQ(chroma_qp(0, 0), 0);
+  EXPECT_EQ(chroma_qp(29, 0), 29);
+  EXPECT_EQ(chroma_qp(30, 0), 29);
+  EXPECT_EQ(chroma_qp(34, 0), 32);
+  EXPECT_EQ(chroma_qp(39, 0), 35);
+  EXPECT_EQ(chroma_qp(45, 0), 38);
+  EXPECT_EQ(chroma_qp(51, 0), 39);
+  EXPECT_EQ(chroma_qp(28, 12), 36);   // qPI = 40
+  EXPECT_EQ(chroma_qp(5, -12), 0);    // clipped at 0
+  EXPECT_EQ(chroma_qp(51, 12), 39);   // clipped at 51
 }
 
 // ---- Boundary strength ----
