@@ -80,8 +80,8 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test bench bench-gpu conformance-full clean note
-all: note $(PROGRAMS) bin/gme_tests
+.PHONY: all test test-slurm bench bench-gpu conformance-full clean note
+all: note $(PROGRAMS) bin/gme_tests bin/libfake_nvml.so
 
 note:
 	@echo "$(GPU_NOTE)"
@@ -114,9 +114,18 @@ bin/gme_tests: $(TEST_OBJS) $(LIB)
 	@mkdir -p bin
 	$(CXX) $(CXXFLAGS) $^ -o $@ -lgtest -lgtest_main $(ALL_LDLIBS)
 
+# A stand-in for libnvidia-ml.so.1 (tests/fake/fake_nvml.cpp) for the energy tests on machines without a driver.
+bin/libfake_nvml.so: tests/fake/fake_nvml.cpp $(STAMP_FLAGS)
+	@mkdir -p bin
+	$(CXX) -std=c++17 $(WARN) $(CXXFLAGS) -fPIC -shared $< -o $@
+
 # The suite; tests that need a program find it in bin/ (they are built first).
 test: all
 	tests/run_tests.sh
+
+# rdsweep --slurm against a real single-node Slurm started on this machine (installs Debian's slurm packages).
+test-slurm: all
+	tests/test_slurm.sh
 
 bench: all
 	tools/bench.sh
