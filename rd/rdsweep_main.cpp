@@ -178,15 +178,15 @@ int run_on_slurm(const Sweep& s, const std::vector<const SweepPoint*>& todo_in) 
     todo.push_back(p);
   }
   if (todo.size() < todo_in.size())
-    std::fprintf(stderr, "rdsweep: %zu points are still queued or running from an earlier submission; not "
-                 "submitted again\n", todo_in.size() - todo.size());
+    std::fprintf(stderr, "rdsweep: %s still queued or running from an earlier submission: not submitted again\n",
+                 plural(todo_in.size() - todo.size(), "point").c_str());
   std::vector<SlurmArray> arrays = plan_slurm_arrays(todo, s.o, s.self);
   for (SlurmArray& a : arrays) {
     if (!submit_slurm_array(&a, s.o, &err)) return fail(err);
     waiting_jobs.insert(a.job_id);
-    std::fprintf(stderr, "rdsweep: submitted job %s: %zu points as array tasks (%s)\n", a.job_id.c_str(),
-                 a.points.size(), a.gpu ? ("--gres=gpu:" + std::to_string(s.o.slurm.gpus_per_task)).c_str()
-                                        : "no GPU");
+    std::fprintf(stderr, "rdsweep: submitted job %s: %s as array tasks (%s)\n", a.job_id.c_str(),
+                 plural(a.points.size(), "point").c_str(),
+                 a.gpu ? ("--gres=gpu:" + std::to_string(s.o.slurm.gpus_per_task)).c_str() : "no GPU");
   }
   if (s.o.slurm.no_wait) {
     std::string jobs;

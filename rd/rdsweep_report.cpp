@@ -330,7 +330,7 @@ std::string provenance(const ReportInput& in) {
   r += "- Machines that encoded the points:\n";
   for (const auto& [m, n] : machines) r += "  - " + md(m) + " (" + count(n, "point") + ")\n";
   // Timing: every distinct invocation with its mode and parallelism.
-  struct Inv { std::string host, engine, timing, first; int jobs = 1, points = 0; };
+  struct Inv { std::string host, engine, timing, first, slurm_job; int jobs = 1, points = 0; };
   std::map<std::string, Inv> invs;
   for (const auto& res : in.results) {
     const PointRecord& p = res.record;
@@ -339,6 +339,7 @@ std::string provenance(const ReportInput& in) {
     v.engine = p.engine;
     v.timing = p.timing;
     v.jobs = p.jobs;
+    v.slurm_job = p.slurm_job;
     if (v.first.empty() || p.started_utc < v.first) v.first = p.started_utc;
     v.points++;
   }
@@ -348,7 +349,9 @@ std::string provenance(const ReportInput& in) {
     std::string how;
     if (id.empty()) how = "no record of how they were timed (encoded by an older rdsweep)";
     else if (v.timing == "serial") how = "--timing serial: one encode at a time, anchor and test of each QP back to back";
-    else if (v.timing == "alone") how = "one point per process (" + v.engine + "), other load on the host unknown";
+    else if (v.timing == "alone")
+      how = "one point per process (" + (v.slurm_job.empty() ? v.engine : "Slurm task " + v.slurm_job) +
+            "), other load on the host unknown";
     else how = "parallel, -j " + std::to_string(v.jobs) + " (" + std::to_string(v.jobs) + " encodes at once)";
     if (v.timing == "parallel" && v.jobs > 1) parallel += v.points;
     r += "  - " + (id.empty() ? std::string("unknown") : "`" + md(id) + "`") + " on " +
