@@ -27,8 +27,10 @@ std::string make_dir(const std::string& name) {
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::string fake_nvml() {
+  const std::string bin = conf::bin_dir();
+  if (!bin.empty() && bin[0] == '/') return bin + "/libfake_nvml.so";
   char cwd[4096];
-  return std::string(::getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + conf::bin_dir() + "/libfake_nvml.so";
+  return std::string(::getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + bin + "/libfake_nvml.so";
 }
 
 bool have_fake_nvml() {

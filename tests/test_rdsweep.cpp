@@ -24,6 +24,7 @@
 #include "rd/rdsweep_plan.h"
 #include "rd/rdsweep_report.h"
 #include "rd/rdsweep_svg.h"
+#include "tests/conformance_util.h"
 
 namespace gme {
 namespace {
@@ -865,7 +866,8 @@ struct ProgramRun {
   std::string out;  // stdout and stderr
 };
 
-std::string abs_bin(const std::string& name) { return absolute_path("bin/" + name); }
+// Programs from $GME_BIN (default bin), as absolute paths.
+std::string abs_bin(const std::string& name) { return absolute_path(conf::bin_dir() + "/" + name); }
 
 // A 32x32 clip of 3 frames (a moving gradient) and a small cfg, in a fresh folder.
 struct E2E {
@@ -894,7 +896,7 @@ struct E2E {
   }
 };
 
-bool have_programs() { return exists("bin/rdsweep") && exists("bin/lencod"); }
+bool have_programs() { return exists(abs_bin("rdsweep")) && exists(abs_bin("lencod")); }
 
 // The columns of results.csv that depend only on the encoder's output (not on timing or the machine).
 std::string result_columns(const std::string& csv_path) {
@@ -1102,7 +1104,7 @@ TEST(RdsweepEndToEnd, DryRunPrintsCommandsThatWork) {
 }
 
 TEST(RdsweepEndToEnd, EnergyTableFromTheCountersOrSaysWhatIsMissing) {
-  if (!have_programs() || !exists("bin/libfake_nvml.so")) GTEST_SKIP() << "programs or bin/libfake_nvml.so not built";
+  if (!have_programs() || !exists(abs_bin("libfake_nvml.so"))) GTEST_SKIP() << "programs or bin/libfake_nvml.so not built";
   const E2E e("energy");
   // No counters on this machine: the report says so and has no table.
   ProgramRun r = e.run(e.base("none"), "GME_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 GME_POWERCAP_ROOT=/nonexistent");

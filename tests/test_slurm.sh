@@ -68,7 +68,7 @@ dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
 chmod 400 "$work/munge/munge.key"
 munged --key-file="$work/munge/munge.key" --socket="$work/munge/munge.socket" \
   --pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" --seed-file="$work/munge/munged.seed" \
-  --force --foreground &
+  --force --foreground > "$work/log/munged.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do [ -S "$work/munge/munge.socket" ] && break; sleep 0.1; done
 [ -S "$work/munge/munge.socket" ] || fail "munged did not start: $(tail -3 "$work/log/munged.log" 2>/dev/null)"
