@@ -247,7 +247,7 @@ int run(int argc, char** argv) {
   install_stop_signals();
 
   std::string err;
-  if (!compute_fingerprints(o, s.seqs, &s.prints, &err)) {
+  if (!compute_fingerprints(o, s.seqs, &s.prints, &err, !o.dry_run)) {
     if (!o.report_only) return fail(err + (err.find(absolute_path(o.lencod)) == 0
                                                ? " (build it with make, or give --lencod PATH)" : ""));
     // Collecting without the encoder: the points cannot be checked against it; say so and go on.

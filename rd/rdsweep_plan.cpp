@@ -176,7 +176,8 @@ std::string command_text(const std::vector<std::string>& argv) {
   return out;
 }
 
-bool cached_file_sha256(const std::string& path, const std::string& cache_dir, std::string* hex, std::string* error) {
+bool cached_file_sha256(const std::string& path, const std::string& cache_dir, std::string* hex, std::string* error,
+                        bool write_cache) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     *error = path + ": " + std::strerror(errno);
@@ -205,19 +206,20 @@ bool cached_file_sha256(const std::string& path, const std::string& cache_dir, s
     return false;
   }
   std::string ignored;
-  if (!entry.empty() && make_dirs(cache_dir, &ignored)) write_file_atomically(entry, *hex + "\n", &ignored);
+  if (!entry.empty() && write_cache && make_dirs(cache_dir, &ignored))
+    write_file_atomically(entry, *hex + "\n", &ignored);
   return true;
 }
 
 bool compute_fingerprints(const SweepOptions& o, const std::vector<SweepSequence>& seqs, SweepFingerprints* f,
-                          std::string* error) {
+                          std::string* error, bool write_cache) {
   const std::string cache = absolute_path(o.out_dir) + "/.rdsweep/hash";
-  if (!cached_file_sha256(absolute_path(o.lencod), cache, &f->encoder_sha256, error)) return false;
-  if (!cached_file_sha256(absolute_path(o.cfg), cache, &f->cfg_sha256, error)) return false;
+  if (!cached_file_sha256(absolute_path(o.lencod), cache, &f->encoder_sha256, error, write_cache)) return false;
+  if (!cached_file_sha256(absolute_path(o.cfg), cache, &f->cfg_sha256, error, write_cache)) return false;
   for (const SweepSequence& s : seqs) {
     const std::string path = absolute_path(s.file);
     if (f->inputs.count(path)) continue;
-    if (!cached_file_sha256(path, cache, &f->inputs[path], error)) return false;
+    if (!cached_file_sha256(path, cache, &f->inputs[path], error, write_cache)) return false;
   }
   return true;
 }

@@ -78,12 +78,14 @@ struct SweepFingerprints {
 
 // Hashes the encoder, the cfg and every sequence file. A file's hash is cached under OUT/.rdsweep/hash/, keyed by
 // its identity (device, inode, size, modification and change times): a clip is read again only when it changed.
-// Returns false with *error (file and the system's reason) when a file cannot be read.
+// Returns false with *error (file and the system's reason) when a file cannot be read. `write_cache` false: the
+// cache is read but nothing is written (a dry run leaves the results folder as it is).
 bool compute_fingerprints(const SweepOptions& o, const std::vector<SweepSequence>& seqs, SweepFingerprints* f,
-                          std::string* error);
+                          std::string* error, bool write_cache = true);
 
 // SHA-256 of a file through the cache in `cache_dir` (created when missing; "" for no cache).
-bool cached_file_sha256(const std::string& path, const std::string& cache_dir, std::string* hex, std::string* error);
+bool cached_file_sha256(const std::string& path, const std::string& cache_dir, std::string* hex, std::string* error,
+                        bool write_cache = true);
 
 // ---- The completion marker ----
 

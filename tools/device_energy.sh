@@ -31,6 +31,7 @@ jobs=$(nproc)
 cat "$out/machine.txt"
 
 echo "== 1. build"
+export PATH="$PATH:/usr/local/cuda/bin"  # nvcc where the CUDA toolkit installs it, when it is not on the PATH
 make -j"$jobs" CUDA=1 bin/lencod bin/rdsweep bin/bdrate bin/synth bin/gme_tests bin/libfake_nvml.so \
   > "$tmp/build.log" 2>&1
 rc=$?
