@@ -95,8 +95,8 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test bench bench-gpu conformance-full clean note
-all: note $(PROGRAMS) $(BIN)/gme_tests
+.PHONY: all test test-slurm bench bench-gpu conformance-full clean note
+all: note $(PROGRAMS) $(BIN)/gme_tests $(BIN)/libfake_nvml.so
 
 note:
 	@echo "$(GPU_NOTE)"
@@ -117,21 +117,31 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# bin/NAME from */NAME_main.cpp, whichever folder holds it.
+# bin/NAME from DIR/NAME_main.cpp, one explicit rule per program (an object left over from a moved source is never
+# picked up).
 define program_rule
-$(BIN)/%: $(BUILD)/$(1)/%_main.o $(LIB)
+$(BIN)/$(notdir $(1:_main.cpp=)): $(BUILD)/$(1:.cpp=.o) $(LIB)
 	@mkdir -p $(BIN)
 	$$(CXX) $$(CXXFLAGS) $$(filter %.o %.a,$$^) -o $$@ $$(ALL_LDLIBS)
 endef
-$(foreach d,$(sort $(dir $(MAIN_SRCS))),$(eval $(call program_rule,$(d:/=))))
+$(foreach m,$(MAIN_SRCS),$(eval $(call program_rule,$(m))))
 
 $(BIN)/gme_tests: $(TEST_OBJS) $(LIB)
 	@mkdir -p $(BIN)
 	$(CXX) $(CXXFLAGS) $^ -o $@ -lgtest -lgtest_main $(ALL_LDLIBS)
 
+# A stand-in for libnvidia-ml.so.1 (tests/fake/fake_nvml.cpp) for the energy tests on machines without a driver.
+$(BIN)/libfake_nvml.so: tests/fake/fake_nvml.cpp $(STAMP_FLAGS)
+	@mkdir -p $(BIN)
+	$(CXX) -std=c++17 $(WARN) $(CXXFLAGS) -fPIC -shared $< -o $@
+
 # The suite; tests that need a program find it in bin/ (they are built first).
 test: all
 	tests/run_tests.sh
+
+# rdsweep --slurm against a real single-node Slurm started on this machine (installs Debian's slurm packages).
+test-slurm: all
+	tests/test_slurm.sh
 
 bench: all
 	tools/bench.sh

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/energy.h"
 #include "common/output_file.h"
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
@@ -98,6 +99,7 @@ void print_parameters(const EncoderParams& p, std::ostream& o) {
 }
 
 int run(int argc, const char* const* argv) {
+  EnergyMeter energy;  // counters read before the clock starts, so loading NVML is not in the encode's time
   const Clock::time_point t_start = Clock::now();
   CommandLine cl = parse_command_line(argc, argv);
   if (cl.help) {
@@ -171,7 +173,10 @@ int run(int argc, const char* const* argv) {
   }
   encoder.flush();
   write_coded();
-  report.finish(seconds_since(t_start), encoder.integer_me_path());
+  const double total_s = seconds_since(t_start);
+  report.add_summary_members(
+      energy_json_members(energy.stop(p.gpu_device, encoder.integer_me_path().rfind("gpu:", 0) == 0)));
+  report.finish(total_s, encoder.integer_me_path());
 
   stream.commit();
   if (recon) recon->commit();

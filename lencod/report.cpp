@@ -208,6 +208,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) + ",\"simd\":" + json_string(simd_) +
+                    summary_extra_ +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +
                     ",\"height\":" + std::to_string(p_.source_height) +

@@ -41,6 +41,8 @@ class Report {
                    double time_s, const MbInfo* mbs = nullptr, int mb_count = 0);
   // Averages, totals, bit rate; the final {"summary":...} line. `total_time_s`: wall time of the whole encode.
   void finish(double total_time_s, const std::string& integer_me_path);
+  // Further members for the summary line (",\"key\":value..."), e.g. common/energy.h's energy_json_members.
+  void add_summary_members(const std::string& json_members) { summary_extra_ += json_members; }
 
   // Results so far (for tests and the driver).
   int frames() const { return frames_; }
@@ -62,6 +64,7 @@ class Report {
   double sse_sum_[3] = {0, 0, 0};
   double time_sum_ = 0, me_time_sum_ = 0;
   StageTimes stages_;
+  std::string summary_extra_;
 };
 
 }  // namespace gme
