@@ -60,7 +60,7 @@ std::vector<uint8_t> write_pps(const SequenceHeader& h) {
   bw.flag(false);  // bottom_field_pic_order_in_frame_present_flag
   bw.ue(0);        // num_slice_groups_minus1
   bw.ue(static_cast<uint32_t>(h.num_ref_idx_default - 1));
-  bw.ue(0);        // num_ref_idx_l1_default_active_minus1
+  bw.ue(static_cast<uint32_t>(h.num_ref_idx_default - 1));  // l1 default: unused without B slices; JM's value
   bw.flag(false);  // weighted_pred_flag
   bw.put(2, 0);    // weighted_bipred_idc
   bw.se(h.pic_init_qp - 26);

@@ -130,7 +130,9 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
     }
     if (skip_run > 0) bw.ue(static_cast<uint32_t>(skip_run));
     bw.rbsp_trailing_bits();
-    const size_t bytes = write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes());
+    // As JM: the picture's first slice with the 4-byte start code, the others with the 3-byte one.
+    const size_t bytes =
+        write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes(), slice_id == 0 ? 4 : 3);
     st.bits += static_cast<int64_t>(bytes) * 8;
     ++slice_id;
   }
