@@ -76,7 +76,16 @@ void copy_chroma_levels(const MbCoding& from, MbCoding& to) {
   to.chroma_mode = from.chroma_mode;
   std::memcpy(to.chroma_dc, from.chroma_dc, sizeof(to.chroma_dc));
   std::memcpy(to.chroma_ac, from.chroma_ac, sizeof(to.chroma_ac));
+  std::memcpy(to.rounding_adjust.chroma, from.rounding_adjust.chroma, sizeof(to.rounding_adjust.chroma));
   to.cbp = (to.cbp & 15) | (from.cbp & 0x30);
+}
+
+// One 4x4 block's adjustments in a macroblock's luma adjustment plane (JM store_/update_adaptive_rounding_4x4).
+void get_block_adjust(const MbCoding& mb, int blk, int16_t out[16]) {
+  for (int k = 0; k < 16; ++k) out[k] = mb.rounding_adjust.luma[4 * (blk >> 2) + (k >> 2)][4 * (blk & 3) + (k & 3)];
+}
+void set_block_adjust(MbCoding& mb, int blk, const int16_t in[16]) {
+  for (int k = 0; k < 16; ++k) mb.rounding_adjust.luma[4 * (blk >> 2) + (k >> 2)][4 * (blk & 3) + (k & 3)] = in[k];
 }
 
 }  // namespace
@@ -162,6 +171,11 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
     int best_mode = kI4DC;
     int best_levels[16] = {};
     uint8_t best_rec[16];
+    // AdaptiveRounding, RD: the block's adjustments as they stood right after the best mode's trial (JM
+    // store_adaptive_rounding_4x4) - a trial with a zero residual quantises nothing, so that can be an earlier
+    // mode's - put back after the loop (update_adaptive_rounding_4x4).
+    const bool keep_adjust = rd && c.rounding->adaptive;
+    int16_t best_adjust[16] = {};
     // All nine predictions at once; with SATD (the usual MDDistortion) all nine distortions in one call too.
     uint8_t preds[9][16];
     predict_intra4x4_all(e, preds);
@@ -187,6 +201,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
           best_mode = mode;
           std::memcpy(best_levels, mb.luma[blk], sizeof(best_levels));
           for (int r = 0; r < 4; ++r) std::memcpy(best_rec + 4 * r, rp.at(x, y + r), 4);
+          if (keep_adjust) get_block_adjust(mb, blk, best_adjust);
         }
         continue;
       }
@@ -204,6 +219,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
     } else {
       std::memcpy(mb.luma[blk], best_levels, sizeof(best_levels));
       for (int r = 0; r < 4; ++r) std::memcpy(rp.at(x, y + r), best_rec + 4 * r, 4);
+      if (keep_adjust) set_block_adjust(mb, blk, best_adjust);
       nz = 0;
       for (int i = 0; i < 16; ++i) nz += best_levels[i] != 0;
     }

@@ -9,6 +9,7 @@
 #include "common/intra_pred.h"
 #include "common/mbinfo.h"
 #include "common/pixel.h"
+#include "common/quant_rounding.h"
 #include "encoder/lambda.h"
 #include "encoder/params.h"
 
@@ -24,7 +25,7 @@ struct MbContext {
   int slice_id = 0;
   bool p_slice = false;
   int qp = 26, qp_c = 26;
-  int quant_offset = 682;       // JM rounding offset in 1/2048 (quant.h)
+  const QuantRounding* rounding = nullptr;  // the quantiser's offsets for this macroblock (common/quant_rounding.h)
   Lambdas lam;
   const PixelFuncs* px = nullptr;
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
@@ -63,6 +64,9 @@ struct MbCoding {
   MV mv[16];                      // per raster 4x4 block
   MV mvd[16];                     // mvd per partition, stored at the partition's first 4x4 block
   SubMbType sub_type[4] = {};
+  // AdaptiveRounding: the adjustments its quantisation left (common/quant_rounding.h), for the update of the
+  // offsets after the macroblock; zero otherwise.
+  RoundingAdjust rounding_adjust = {};
 };
 
 // Raster 4x4 block index -> decoding order index (luma4x4BlkIdx) and back.
@@ -74,8 +78,10 @@ void edge_luma4x4(const MbContext& c, int blk, Edge4x4& e);
 void edge_luma16(const MbContext& c, Edge16& e);
 void edge_chroma(const MbContext& c, int comp, Edge16& e);
 
-// Codes one luma 4x4 block against prediction pred (16 samples): residual from the source, quantisation into
-// mb.luma[blk], reconstruction written into the picture. Returns the number of non-zero levels.
+// Codes one Intra4x4 luma block against prediction pred (16 samples): residual from the source, quantisation into
+// mb.luma[blk], reconstruction written into the picture. Returns the number of non-zero levels. With
+// AdaptiveRounding its adjustments go to mb.rounding_adjust, except for a residual that is zero everywhere, which
+// (as in JM) leaves the block's adjustments as they were.
 int code_luma4x4(const MbContext& c, int blk, const uint8_t pred[16], MbCoding& mb);
 // Intra16x16 luma with prediction mode mb.i16_mode: fills luma_dc, luma AC, the luma cbp bits, reconstructs.
 void code_intra16x16(const MbContext& c, MbCoding& mb);

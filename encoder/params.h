@@ -35,6 +35,12 @@ struct EncoderParams {
   int qp_i = 28;                       // QPISlice 0..51
   int qp_p = 28;                       // QPPSlice 0..51
   int chroma_qp_offset = 0;            // ChromaQPOffset / CbQPOffset (= CrQPOffset in baseline) -12..12
+  bool adaptive_rounding = false;      // AdaptiveRounding (JM's JVT-N011 rounding, common/quant_rounding.h)
+  bool adapt_rounding_fixed = true;    // AdaptRoundingFixed (1: one set of offset lists for every QP)
+  int adapt_rnd_period = 16;           // AdaptRndPeriod: macroblocks between refreshes of the offsets in use (>= 1)
+  bool adapt_rnd_chroma = false;       // AdaptRndChroma: chroma offsets adapt too
+  int adapt_rnd_wfactor_i_ref = 4;     // AdaptRndWFactorIRef (0..4096): weight of the I-slice adjustments
+  int adapt_rnd_wfactor_p_ref = 4;     // AdaptRndWFactorPRef (0..4096): weight of the P-slice adjustments
 
   // ---- Slices
   int slice_mode = 0;                  // SliceMode 0: one slice, 1: SliceArgument MBs, 2: SliceArgument bytes

@@ -100,6 +100,14 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
     throw std::runtime_error("MEDistortionQPel (" + std::to_string(p.me_distortion_qpel) + ") must equal MDDistortion (" +
                              std::to_string(p.md_distortion) + ") with RDOptimization = 0");
   s.p = p;
+  RoundingConfig rc;
+  rc.adaptive = p.adaptive_rounding;
+  rc.fixed = p.adapt_rounding_fixed;
+  rc.period = p.adapt_rnd_period;
+  rc.chroma = p.adapt_rnd_chroma;
+  rc.weight_i = p.adapt_rnd_wfactor_i_ref;
+  rc.weight_p = p.adapt_rnd_wfactor_p_ref;
+  s.rounding = RoundingState(rc);
   const int coded_w = (p.source_width + 15) / 16 * 16;
   const int coded_h = (p.source_height + 15) / 16 * 16;
   s.mb_w = coded_w / 16;

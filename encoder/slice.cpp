@@ -46,7 +46,8 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   c.p_slice = p_slice;
   c.qp = pp.qp;
   c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
-  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
+  s.rounding.start_picture(p_slice, c.qp, c.qp_c);
+  c.rounding = &s.rounding.offsets();
   c.lam = compute_lambdas(p, pp.type, pp.qp);
   c.px = s.px;
   c.num_ref_idx_active = pp.num_ref_idx_active;
@@ -92,6 +93,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
       const int skip_before = skip_run;
 
       c.skip_run = skip_run;
+      s.rounding.start_macroblock(mb, count == 0);
       MbCoding coding;
       if (p_slice) {
         analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
@@ -102,6 +104,10 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         st.times.mode_decision += seconds_since(t0) - coding_s;
         st.times.coding += coding_s;
       }
+
+      // JM updates the rounding offsets inside the macroblock's coding, before SliceMode 2 may undo it: an undone
+      // macroblock's update stays, and its second coding in the next slice adds another.
+      s.rounding.update(mb_is_intra(coding.type), coding.type == MbType::IPCM, coding.rounding_adjust);
 
       const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];

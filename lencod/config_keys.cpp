@@ -77,6 +77,19 @@ const std::vector<KeyDef> kSupported = {
    "FRExt Cb offset: JM ignores it for ProfileIDC 66; must equal CrQPOffset and, if non-zero, ChromaQPOffset", ""},
   {"CrQPOffset", KeyType::Int, 0, nullptr, -12, 12, nullptr, FIELD(cr_qp_offset),
    "FRExt Cr offset: see CbQPOffset", ""},
+  {"AdaptiveRounding", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.adaptive_rounding),
+   "JM's adaptive rounding offsets of the quantiser (JVT-N011), adapted after every macroblock", ""},
+  {"AdaptRoundingFixed", KeyType::Flag, 1, nullptr, 0, 1, nullptr, FIELD(p.adapt_rounding_fixed),
+   "AdaptiveRounding: 1 one set of offsets for every QP, 0 one set per QP", ""},
+  {"AdaptRndPeriod", KeyType::Int, 16, nullptr, 1, kBig, nullptr, FIELD(p.adapt_rnd_period),
+   "AdaptiveRounding: the offsets in use are refreshed from the adapted ones every this many macroblocks", ""},
+  {"AdaptRndChroma", KeyType::Flag, 0, nullptr, 0, 1, nullptr, FIELD(p.adapt_rnd_chroma),
+   "AdaptiveRounding: chroma offsets adapt too", ""},
+  {"AdaptRndWFactorIRef", KeyType::Int, 4, nullptr, 0, 4096, nullptr, FIELD(p.adapt_rnd_wfactor_i_ref),
+   "AdaptiveRounding: weight (/4096) of the adjustments in I slices (every gme264 picture is a reference); it "
+   "weighs the chroma adjustments too, as in JM 19.0", ""},
+  {"AdaptRndWFactorPRef", KeyType::Int, 4, nullptr, 0, 4096, nullptr, FIELD(p.adapt_rnd_wfactor_p_ref),
+   "AdaptiveRounding: weight (/4096) of the adjustments in P slices", ""},
 
   // ---- Slices
   {"SliceMode", KeyType::Int, 0, nullptr, 0, 0, "0,1,2", FIELD(p.slice_mode),
@@ -260,7 +273,6 @@ const std::vector<HeuristicKey> kHeuristic = {
   {"OffsetMatrixPresentFlag", 0, "uses JM's default quantisation offsets (as 0)"},
   {"UseExplicitLambdaParams", 0, "uses JM's default lambda formulas (as 0)"},
   {"UpdateLambdaChromaME", 0, "does not update the chroma ME lambda (as 0)"},
-  {"AdaptiveRounding", 0, "uses JM's fixed rounding offsets (as AdaptiveRounding = 0)"},
   {"EarlySkipEnable", 0, "does no early skip detection (as 0)"},
   {"SelectiveIntraEnable", 0, "checks every intra mode (as 0)"},
   {"RestrictSearchRange", 2, "searches the full range for every block type and reference (as 2)"},
@@ -322,8 +334,10 @@ const char* const kIgnored[] = {
   "ScalingListPresentFlag11", "QOffsetMatrixFile", "OffsetMatrixFlat", "FixedLambdaPSlice", "FixedLambdaBSlice",
   "FixedLambdaISlice", "FixedLambdaSPSlice", "FixedLambdaSISlice", "FixedLambdaRefBSlice", "LambdaWeightPSlice",
   "LambdaWeightBSlice", "LambdaWeightISlice", "LambdaWeightSPSlice", "LambdaWeightSISlice",
-  "LambdaWeightRefBSlice", "AdaptRoundingFixed", "AdaptRndPeriod", "AdaptRndChroma", "AdaptRndWFactorIRef",
-  "AdaptRndWFactorPRef", "AdaptRndWFactorBRef", "AdaptRndWFactorINRef", "AdaptRndWFactorPNRef",
+  "LambdaWeightRefBSlice",
+  // AdaptiveRounding weights that cannot act: B and non-reference pictures do not exist here, and JM 19.0 computes
+  // the chroma weights (AdaptRndCrWeight) but its quantisers use the luma weight for chroma too
+  "AdaptRndWFactorBRef", "AdaptRndWFactorINRef", "AdaptRndWFactorPNRef",
   "AdaptRndWFactorBNRef", "AdaptRndCrWFactorIRef", "AdaptRndCrWFactorPRef", "AdaptRndCrWFactorBRef",
   "AdaptRndCrWFactorINRef", "AdaptRndCrWFactorPNRef", "AdaptRndCrWFactorBNRef", "SetMVXLimit", "SetMVYLimit",
   "UMHexDSR", "UMHexScale", "EPZSPattern", "EPZSDualRefinement", "EPZSFixedPredictors", "EPZSAggressiveWindow",

@@ -334,29 +334,29 @@ TEST(Config, UnsupportedJmToolsAreErrorsUnlessOff) {
 TEST(Config, JmHeuristicsAreAcceptedWithOneWarningLine) {
   std::vector<std::string> w;
   const EncoderParams p = text_params(kIn +
-                                          "AdaptiveRounding = 1\nFastCrIntraDecision = 0\nSubMBCodingState = 2\n"
+                                          "CtxAdptLagrangeMult = 1\nFastCrIntraDecision = 0\nSubMBCodingState = 2\n"
                                           "DisableThresholding = 1\nI16RDOpt = 1\nUseRDOQuant = 1\nWeightY = 2\n"
                                           "SearchMode = 3\nRDOptimization = 2\nQPISlice = 30\n",
                                       &w);
   ASSERT_EQ(w.size(), 1u);
-  const char* keys[] = {"AdaptiveRounding = 1 (t.cfg:2", "FastCrIntraDecision = 0 (t.cfg:3",
+  const char* keys[] = {"CtxAdptLagrangeMult = 1 (t.cfg:2", "FastCrIntraDecision = 0 (t.cfg:3",
                         "SubMBCodingState = 2 (t.cfg:4", "DisableThresholding = 1 (t.cfg:5", "I16RDOpt = 1 (t.cfg:6",
                         "UseRDOQuant = 1 (t.cfg:7", "WeightY = 2 (t.cfg:8", "SearchMode = 3 (t.cfg:9",
                         "RDOptimization = 2 (t.cfg:10"};
   for (const char* k : keys) EXPECT_TRUE(contains(w[0], k)) << k << " missing in: " << w[0];
-  EXPECT_TRUE(contains(w[0], "fixed rounding offsets")) << w[0];  // says what gme264 does instead
+  EXPECT_TRUE(contains(w[0], "fixed Lagrange multipliers")) << w[0];  // says what gme264 does instead
   EXPECT_FALSE(contains(w[0], "QPISlice")) << w[0];
   EXPECT_EQ(p.search_mode, 0);      // fast full search instead of EPZS
   EXPECT_EQ(p.rd_optimization, 1);  // high-complexity RDO instead of the fast variant
   EXPECT_EQ(p.qp_i, 30);
   // Honoured values give no warning; a heuristic value must still be a number.
   std::vector<std::string> none;
-  text_params(kIn + "AdaptiveRounding = 0\nFastCrIntraDecision = 1\nSubMBCodingState = 1\nWeightY = 1.0\n"
+  text_params(kIn + "CtxAdptLagrangeMult = 0\nFastCrIntraDecision = 1\nSubMBCodingState = 1\nWeightY = 1.0\n"
                     "RestrictSearchRange = 2\n",
               &none);
   EXPECT_TRUE(none.empty()) << none[0];
-  const std::string m = text_error(kIn + "AdaptiveRounding = yes\n");
-  EXPECT_TRUE(contains(m, "AdaptiveRounding = 'yes' (t.cfg:2)")) << m;
+  const std::string m = text_error(kIn + "CtxAdptLagrangeMult = yes\n");
+  EXPECT_TRUE(contains(m, "CtxAdptLagrangeMult = 'yes' (t.cfg:2)")) << m;
   // Through the command line: the last value counts and the origin is the -p argument.
   const CommandLine cl = parse({"-p", "InputFile=a.yuv", "-p", "DisableThresholding=1", "-p", "DisableThresholding=2"});
   ASSERT_EQ(cl.warnings.size(), 1u);
@@ -749,13 +749,11 @@ TEST(Config, Jm19StockEncoderBaselineCfgParsesWithOnlyWarnings) {
   ASSERT_TRUE(contains(kJm19EncoderBaselineCfg, "InputFile             = \"in.yuv\""));
   std::vector<std::string> w;
   const EncoderParams p = text_params(kJm19EncoderBaselineCfg, &w);
-  // No unknown keys: the one warning is the heuristics line. Of the stock file's heuristics only AdaptiveRounding = 1
-  // is not reproduced (FastCrIntraDecision = 1 and SubMBCodingState = 1 are what gme264 does).
-  ASSERT_EQ(w.size(), 1u) << (w.size() > 1 ? w[1] : "");
-  EXPECT_TRUE(contains(w[0], "JM encoder heuristics not honoured")) << w[0];
-  EXPECT_TRUE(contains(w[0], "AdaptiveRounding = 1 (t.cfg:299;")) << w[0];
-  EXPECT_FALSE(contains(w[0], "FastCrIntraDecision")) << w[0];
-  EXPECT_FALSE(contains(w[0], "SubMBCodingState")) << w[0];
+  // No unknown keys and no heuristic gme264 does not reproduce: no warning at all.
+  EXPECT_TRUE(w.empty()) << w[0];
+  EXPECT_TRUE(p.adaptive_rounding);
+  EXPECT_EQ(p.adapt_rnd_period, 16);
+  EXPECT_TRUE(p.adapt_rnd_chroma);
   // The stock file's values that gme264 does honour reach the parameters.
   EXPECT_EQ(p.input_file, "in.yuv");
   EXPECT_EQ(p.source_width, 176);
