@@ -305,11 +305,18 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   }
   uint64_t best = kMaxCost;
   int best_kind = -1;  // 0 I16, 1 I4, 2 IPCM
-  // FastCrIntraDecision = 1 (cfg/encoder_baseline.cfg): the chroma mode is fixed beforehand by
-  // intra_chroma_RD_decision, the macroblock types then compete with it only.
-  const int fast_mode = decide_chroma_mode(c, c.lam.mf[2]);
-  for (int cm = fast_mode; cm <= fast_mode; ++cm) {
-    MbCoding chroma;
+  // md_high.c: FastCrIntraDecision = 1 fixes the chroma mode beforehand (intra_chroma_RD_decision) and the
+  // macroblock types compete with it only; with 0 (JM's default) every available chroma mode is a round of its own
+  // in which the intra types compete again (JM recodes the luma each round, with the same result), rounds in mode
+  // order, a later candidate strictly better.
+  int cm_first = kIcDC, cm_last = p.chroma_intra_disable ? kIcDC : kIcPlane;
+  if (p.fast_cr_intra_decision) cm_first = cm_last = decide_chroma_mode(c, c.lam.mf[2]);
+  Edge16 chroma_edge;
+  edge_chroma(c, 0, chroma_edge);
+  MbCoding chroma;
+  for (int cm = cm_first; cm <= cm_last; ++cm) {
+    if (!intra_chroma_mode_available(cm, chroma_edge)) continue;
+    chroma = MbCoding();
     chroma.chroma_mode = cm;
     code_chroma_intra(c, chroma);
     // JM md_high.c order: I16MB, I4MB, IPCM (mb_mode_table); a later candidate must be strictly better.
@@ -340,6 +347,8 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   } else {
     load_luma(c, best_kind == 0 ? rec16 : rec4);
     load_chroma(c, rec_chroma_best);
+    // AdaptiveRounding: JM's chroma adjustments of the winning type are those of its last round's chroma coding.
+    std::memcpy(out.rounding_adjust.chroma, chroma.rounding_adjust.chroma, sizeof(out.rounding_adjust.chroma));
   }
   return best;
 }

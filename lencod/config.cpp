@@ -105,8 +105,8 @@ std::string range_text(const KeyDef& k) {
 }
 
 std::string default_text(const KeyDef& k) {
-  if (k.type == KeyType::String) return std::string("\"") + k.sdef + "\"";
-  return fmt_num(k.def);
+  if (k.type == KeyType::String) return "\"" + key_default_text(k) + "\"";
+  return fmt_num(key_default(k));
 }
 
 int ceil_log2(int v) {
@@ -273,10 +273,10 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     void* field = k.field(t);
     const std::string where = a ? a->origin : "default";
     if (k.type == KeyType::String) {
-      *static_cast<std::string*>(field) = a ? a->value : std::string(k.sdef);
+      if (a) *static_cast<std::string*>(field) = a->value;
       continue;
     }
-    double v = k.def;
+    double v = key_default(k);
     if (a) parse_double(a->value, &v);  // already validated in assign()
     const std::string shown = a ? a->value : fmt_num(v);
     const bool size_key = std::strcmp(k.name, "SourceWidth") == 0 || std::strcmp(k.name, "SourceHeight") == 0;
