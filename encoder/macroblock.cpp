@@ -492,21 +492,47 @@ void fill_mbinfo(const MbContext& c, const MbCoding& mb, MbInfo& info) {
   }
 }
 
-int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info) {
+void add_bits(PictureBitUse& use, const MbBits& bits, MbType type) {
+  use.mode += bits.mode;
+  use.motion += bits.motion;
+  use.motion_by_type[static_cast<int>(type)] += bits.motion;
+  use.cbp += bits.cbp;
+  use.dquant += bits.dquant;
+  use.coeff_y += bits.coeff_y;
+  use.coeff_c += bits.coeff_c;
+}
+
+int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info, MbBits* bits) {
   const int64_t start = bw.bits();
+  // JM's categories (macroblock.c writeMBLayer*, write_chroma_intra_pred_mode, writeCBPandDquant): each section's
+  // bits go to the field `to` names.
+  MbBits acc;
+  int64_t mark = start;
+  auto take = [&](int& to) {
+    to += static_cast<int>(bw.bits() - mark);
+    mark = bw.bits();
+  };
+  auto done = [&] {
+    if (bits) *bits = acc;
+    return bw.bits() - start;
+  };
   fill_mbinfo(c, mb, info);
   std::memset(info.total_coeff, 0, sizeof(info.total_coeff));
   std::memset(info.total_coeff_chroma, 0, sizeof(info.total_coeff_chroma));
   info.nonzero_luma_mask = 0;
 
   bw.ue(static_cast<uint32_t>(mb_type_code(c, mb)));
+  take(acc.mode);
   if (mb.type == MbType::IPCM) {
     bw.align_zero();
-    for (int i = 0; i < 384; ++i) bw.put(8, mb.pcm[i]);
+    for (int i = 0; i < 256; ++i) bw.put(8, mb.pcm[i]);
+    take(acc.coeff_y);
+    for (int i = 256; i < 384; ++i) bw.put(8, mb.pcm[i]);
+    take(acc.coeff_c);
     std::memset(info.total_coeff, 16, sizeof(info.total_coeff));
     std::memset(info.total_coeff_chroma, 16, sizeof(info.total_coeff_chroma));
     info.nonzero_luma_mask = 0xFFFF;
-    return bw.bits() - start;
+    return done();
   }
   const bool intra = mb_is_intra(mb.type);
   if (mb.type == MbType::P8x8)
@@ -524,8 +550,10 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
       }
     }
   }
+  take(acc.mode);  // sub_mb_types, Intra4x4 modes
   if (intra) {
     bw.ue(static_cast<uint32_t>(mb.chroma_mode));
+    take(acc.coeff_c);  // JM counts intra_chroma_pred_mode with the chroma coefficients
   } else {
     int first[16];
     const int n = partition_blocks(mb, first);
@@ -540,11 +568,14 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
       bw.se(mb.mvd[first[i]].x);
       bw.se(mb.mvd[first[i]].y);
     }
+    take(acc.motion);
   }
   if (mb.type != MbType::I16x16) bw.ue(static_cast<uint32_t>(cbp_code_num(mb.cbp, intra)));
-  if (mb.cbp == 0 && mb.type != MbType::I16x16) return bw.bits() - start;
+  take(acc.cbp);
+  if (mb.cbp == 0 && mb.type != MbType::I16x16) return done();
 
   bw.se(0);  // mb_qp_delta: one QP per picture
+  take(acc.dquant);
 
   if (mb.type == MbType::I16x16) {
     write_residual_block(bw, mb.luma_dc, 16, luma_nc(c, info, 0));
@@ -561,6 +592,7 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
     info.total_coeff[blk] = static_cast<uint8_t>(n);
     if (n) info.nonzero_luma_mask |= static_cast<uint16_t>(1 << blk);
   }
+  take(acc.coeff_y);
   const int cbp_c = mb.cbp >> 4;
   if (cbp_c) {
     for (int comp = 0; comp < 2; ++comp) write_residual_block(bw, mb.chroma_dc[comp], 4, -1);
@@ -572,7 +604,8 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
         info.total_coeff_chroma[comp][b] = static_cast<uint8_t>(n);
       }
   }
-  return bw.bits() - start;
+  take(acc.coeff_c);
+  return done();
 }
 
 }  // namespace gme

@@ -10,6 +10,7 @@
 #include "common/mbinfo.h"
 #include "common/pixel.h"
 #include "common/quant_rounding.h"
+#include "encoder/encoder.h"
 #include "encoder/lambda.h"
 #include "encoder/params.h"
 
@@ -103,9 +104,19 @@ void code_chroma_intra(const MbContext& c, MbCoding& mb);
 // I_PCM: source samples become the reconstruction.
 void code_ipcm(const MbContext& c, MbCoding& mb);
 
+// The bits of one macroblock_layer() by syntax element, in JM 19.0's categories (encoder.h PictureBitUse).
+struct MbBits {
+  int mode = 0, motion = 0, cbp = 0, dquant = 0, coeff_y = 0, coeff_c = 0;
+};
+
+// Adds a macroblock's bits (of a macroblock of type `type`) to its picture's count.
+void add_bits(PictureBitUse& use, const MbBits& bits, MbType type);
+
 // Writes macroblock_layer() (mb_skip_run is the slice's business) and fills info (type, cbp, qp, total_coeff,
-// intra modes, nonzero mask, inter fields; slice_id is set by the caller before writing). Returns bits written.
-int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info);
+// intra modes, nonzero mask, inter fields; slice_id is set by the caller before writing). Returns bits written;
+// `bits` (optional) gets them by syntax element.
+int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info,
+                         MbBits* bits = nullptr);
 
 // Fills MbInfo fields that do not depend on the bitstream (type, qp, intra modes, inter data); write_macroblock
 // calls it and completes total_coeff.

@@ -246,6 +246,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     write_nal_annexb(out, 3, kNalSps, write_sps(s.seq));
     write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
   }
+  res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
 
   std::shared_ptr<Frame> rec = take_pooled(s.free_frames);  // alloc() clears a recycled picture's samples
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
@@ -296,7 +297,8 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     res.times.picture_search += pre;
   }
 
-  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
+  res.bit_use = st.bit_use;
   res.times.total = seconds_since(t_start);
   *rec_out = std::move(rec);
   return res;

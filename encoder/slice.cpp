@@ -82,9 +82,11 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
 
     BitWriter bw;
     write_slice_header(bw, s.seq, sh);
+    st.bit_use.header += bw.bits();
     c.slice_id = slice_id;
     int skip_run = 0;
     int count = 0;
+    bool undone = false;
     while (mb < total) {
       if (p.slice_mode == 1 && count >= p.slice_argument) break;
       c.mb_x = mb % s.mb_w;
@@ -111,15 +113,19 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
 
       const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];
+      MbBits mb_bits;
       if (coding.type == MbType::PSkip) {
         ++skip_run;
         fill_mbinfo(c, coding, info);
       } else {
+        const int64_t before = bw.bits();
         if (p_slice) {
           bw.ue(static_cast<uint32_t>(skip_run));
           skip_run = 0;
         }
-        write_macroblock(bw, c, coding, info);
+        const int run_bits = static_cast<int>(bw.bits() - before);
+        write_macroblock(bw, c, coding, info, &mb_bits);
+        mb_bits.mode += run_bits;  // JM counts the pending mb_skip_run with this macroblock
       }
       st.times.coding += seconds_since(t1);
 
@@ -128,13 +134,20 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         bw.rewind(mark);
         skip_run = skip_before;
         info = MbInfo();
+        undone = true;
         break;
       }
       ++st.mb_counts[static_cast<int>(coding.type)];
+      add_bits(st.bit_use, mb_bits, coding.type);
       ++mb;
       ++count;
     }
-    if (skip_run > 0) bw.ue(static_cast<uint32_t>(skip_run));
+    if (skip_run > 0) {
+      const int64_t before = bw.bits();
+      bw.ue(static_cast<uint32_t>(skip_run));
+      // JM (end_macroblock, SliceMode 2) leaves the run before a macroblock it codes again out of its statistics.
+      if (!undone) st.bit_use.mode += bw.bits() - before;
+    }
     bw.rbsp_trailing_bits();
     // As JM: the picture's first slice with the 4-byte start code, the others with the 3-byte one.
     const size_t bytes =

@@ -39,8 +39,9 @@ const std::vector<KeyDef> kSupported = {
   {"ReconFile", KeyType::String, 0, 0, nullptr, FIELD(p.recon_file),
    "reconstructed pictures, raw 4:2:0, visible size (empty: not written)", ""},
   {"StatsFile", KeyType::String, 0, 0, nullptr, FIELD(p.stats_file),
-   "statistics as JSON lines, see doc/STATS.md (empty: not written)",
-   "JM writes a text report (stats.dat) here; gme264 writes JSON lines"},
+   "statistics: a name ending in .dat gets JM's text stats.dat and a log.dat row per run, any other name JSON "
+   "lines (doc/STATS.md; empty: not written)",
+   "JM writes stats.dat and log.dat even when it is empty"},
 
   // ---- Sequence structure
   {"ProfileIDC", KeyType::Int, 0, 0, "66", FIELD(p.profile_idc),

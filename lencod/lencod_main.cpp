@@ -176,6 +176,7 @@ int run(int argc, const char* const* argv) {
   stream.commit();
   if (recon) recon->commit();
   if (stats) stats->commit();
+  if (stats && Report::stats_is_jm_text(p)) append_jm_log("log.dat", report.jm_log_row());  // as JM, every run
   return 0;
 }
 
