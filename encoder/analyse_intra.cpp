@@ -243,8 +243,13 @@ uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
   static thread_local BitWriter bw;
   bw.clear();
   MbInfo scratch;
-  write_macroblock(bw, c, mb, scratch);
-  return dist_fp(d) + rate_fp(c.lam.md_factor, bw.bits());
+  MbBits bits;
+  write_macroblock(bw, c, mb, scratch, &bits);
+  int64_t rate = bw.bits();
+  // JM's writeIPCM_CAVLC leaves pcm_alignment_zero_bits out of the rate it returns (they depend on where the
+  // macroblock lands in its byte): I_PCM costs mb_type + 384 samples.
+  if (mb.type == MbType::IPCM) rate -= bits.coeff_y - 256 * 8;
+  return dist_fp(d) + rate_fp(c.lam.md_factor, rate);
 }
 
 uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds) {
