@@ -484,10 +484,10 @@ void print_help(std::ostream& o) {
   o << "\n## Other JM 19.0 keys\n"
        "   JM tools that would change the stream's syntax or profile (SymbolMode, NumberBFrames, Transform8x8Mode,\n"
        "   RateControlEnable, ...) are accepted only with the value that turns them off. JM encoder heuristics\n"
-       "   (AdaptiveRounding, FastCrIntraDecision, DisableThresholding, I16RDOpt, SubMBCodingState, SearchMode 1-3,\n"
-       "   RDOptimization 2-4, ...) accept any value; those gme264 does not honour are named in one warning line\n"
-       "   with what it does instead. Keys that cannot change the result (B-slice, rate-control, VUI and trace\n"
-       "   settings) are accepted and ignored. Unknown keys give one warning line.\n";
+       "   (DisableThresholding, I16RDOpt, CtxAdptLagrangeMult, UseRDOQuant, SearchMode 1-3, RDOptimization 2-4,\n"
+       "   ...) accept any value; those gme264 does not honour are named in one warning line with what it does\n"
+       "   instead (JM's defaults are all honoured). Keys that cannot change the result (B-slice, rate-control,\n"
+       "   VUI and trace settings, SubMBCodingState) are accepted and ignored. Unknown keys give one warning line.\n";
 }
 
 }  // namespace gme
