@@ -45,9 +45,10 @@ void BitWriter::align_zero() {
 }
 
 size_t write_nal_annexb(std::vector<uint8_t>& out, int nal_ref_idc, int nal_unit_type,
-                        const std::vector<uint8_t>& rbsp) {
+                        const std::vector<uint8_t>& rbsp, int start_code_bytes) {
   size_t start = out.size();
-  out.insert(out.end(), {0, 0, 0, 1});
+  if (start_code_bytes == 4) out.push_back(0);
+  out.insert(out.end(), {0, 0, 1});
   out.push_back(static_cast<uint8_t>(((nal_ref_idc & 3) << 5) | (nal_unit_type & 31)));
   int zeros = 0;
   for (uint8_t b : rbsp) {

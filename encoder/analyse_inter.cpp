@@ -445,7 +445,12 @@ int64_t analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out
       code_inter_candidate(c, out);
       // md_low.c: 16x16 without residual on the skip vector is coded as P_Skip. Its prediction (reference 0, the
       // same vector) and hence its reconstruction are the 16x16's, already in the picture: only the syntax changes.
-      if (is_skip_equivalent(out, skip)) skip.to_coding(out);
+      // JM keeps best_mode 16x16 there: the offsets are updated with the 16x16's adjustments.
+      if (is_skip_equivalent(out, skip)) {
+        const RoundingAdjust adjust = out.rounding_adjust;
+        skip.to_coding(out);
+        out.rounding_adjust = adjust;
+      }
     }
     coding_s = stage_clock_seconds() - t_code;
     result = min_cost;

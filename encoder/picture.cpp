@@ -101,6 +101,14 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
     throw std::runtime_error("MEDistortionQPel (" + std::to_string(p.me_distortion_qpel) + ") must equal MDDistortion (" +
                              std::to_string(p.md_distortion) + ") with RDOptimization = 0");
   s.p = p;
+  RoundingConfig rc;
+  rc.adaptive = p.adaptive_rounding;
+  rc.fixed = p.adapt_rounding_fixed;
+  rc.period = p.adapt_rnd_period;
+  rc.chroma = p.adapt_rnd_chroma;
+  rc.weight_i = p.adapt_rnd_wfactor_i_ref;
+  rc.weight_p = p.adapt_rnd_wfactor_p_ref;
+  s.rounding = RoundingState(rc);
   const int coded_w = (p.source_width + 15) / 16 * 16;
   const int coded_h = (p.source_height + 15) / 16 * 16;
   s.mb_w = coded_w / 16;
@@ -240,6 +248,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     write_nal_annexb(out, 3, kNalSps, write_sps(s.seq));
     write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
   }
+  res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
 
   std::shared_ptr<Frame> rec = take_pooled(s.free_frames);  // alloc() clears a recycled picture's samples
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
@@ -290,7 +299,8 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     res.times.picture_search += pre;
   }
 
-  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
+  res.bit_use = st.bit_use;
   res.times.total = seconds_since(t_start);
   *rec_out = std::move(rec);
   return res;

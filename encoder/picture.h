@@ -14,6 +14,7 @@
 #include "common/frame.h"
 #include "common/halfpel.h"
 #include "common/mbinfo.h"
+#include "common/quant_rounding.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/params.h"
@@ -51,6 +52,10 @@ struct EncoderState {
   int mb_w = 0, mb_h = 0;
   DspFuncs dsp;  // every SIMD-able routine, filled once from the CPU flags (NoSIMD = 1: plain C++); read-only
 
+  // The quantiser's rounding offsets across the sequence (AdaptiveRounding adapts them macroblock by macroblock,
+  // in coding order: rounding.chains_macroblocks() then says the macroblocks of a slice cannot be coded out of
+  // order, common/quant_rounding.h).
+  RoundingState rounding;
   std::vector<MbInfo> mbs;                    // the current picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction
   std::vector<std::shared_ptr<Frame>> refs;   // short-term references, most recent first (= list 0 order)

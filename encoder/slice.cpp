@@ -46,7 +46,8 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
   c.p_slice = p_slice;
   c.qp = pp.qp;
   c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
-  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
+  s.rounding.start_picture(p_slice, c.qp, c.qp_c);
+  c.rounding = &s.rounding.offsets();
   c.lam = compute_lambdas(p, pp.type, pp.qp);
   c.dsp = &s.dsp;
   c.num_ref_idx_active = pp.num_ref_idx_active;
@@ -81,9 +82,11 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
 
     BitWriter bw;
     write_slice_header(bw, s.seq, sh);
+    st.bit_use.header += bw.bits();
     c.slice_id = slice_id;
     int skip_run = 0;
     int count = 0;
+    bool undone = false;
     while (mb < total) {
       if (p.slice_mode == 1 && count >= p.slice_argument) break;
       c.mb_x = mb % s.mb_w;
@@ -92,6 +95,7 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
       const int skip_before = skip_run;
 
       c.skip_run = skip_run;
+      s.rounding.start_macroblock(mb, count == 0);
       MbCoding coding;
       if (p_slice) {
         analyse_p_macroblock(c, ic, coding);  // accounts its own stage times
@@ -103,17 +107,25 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         st.times.coding += coding_s;
       }
 
+      // JM updates the rounding offsets inside the macroblock's coding, before SliceMode 2 may undo it: an undone
+      // macroblock's update stays, and its second coding in the next slice adds another.
+      s.rounding.update(mb_is_intra(coding.type), coding.type == MbType::IPCM, coding.rounding_adjust);
+
       const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];
+      MbBits mb_bits;
       if (coding.type == MbType::PSkip) {
         ++skip_run;
         fill_mbinfo(c, coding, info);
       } else {
+        const int64_t before = bw.bits();
         if (p_slice) {
           bw.ue(static_cast<uint32_t>(skip_run));
           skip_run = 0;
         }
-        write_macroblock(bw, c, coding, info);
+        const int run_bits = static_cast<int>(bw.bits() - before);
+        write_macroblock(bw, c, coding, info, &mb_bits);
+        mb_bits.mode += run_bits;  // JM counts the pending mb_skip_run with this macroblock
       }
       st.times.coding += seconds_since(t1);
 
@@ -122,15 +134,24 @@ SliceLoopStats encode_slices(EncoderState& s, const PictureParams& pp, const Fra
         bw.rewind(mark);
         skip_run = skip_before;
         info = MbInfo();
+        undone = true;
         break;
       }
       ++st.mb_counts[static_cast<int>(coding.type)];
+      add_bits(st.bit_use, mb_bits, coding.type);
       ++mb;
       ++count;
     }
-    if (skip_run > 0) bw.ue(static_cast<uint32_t>(skip_run));
+    if (skip_run > 0) {
+      const int64_t before = bw.bits();
+      bw.ue(static_cast<uint32_t>(skip_run));
+      // JM (end_macroblock, SliceMode 2) leaves the run before a macroblock it codes again out of its statistics.
+      if (!undone) st.bit_use.mode += bw.bits() - before;
+    }
     bw.rbsp_trailing_bits();
-    const size_t bytes = write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes());
+    // As JM: the picture's first slice with the 4-byte start code, the others with the 3-byte one.
+    const size_t bytes =
+        write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes(), slice_id == 0 ? 4 : 3);
     st.bits += static_cast<int64_t>(bytes) * 8;
     ++slice_id;
   }

@@ -15,6 +15,7 @@ struct SliceLoopStats {
   int64_t bits = 0;
   StageTimes times;
   int mb_counts[9] = {};
+  PictureBitUse bit_use;
 };
 
 // P pictures: refs is list 0 and `source` the picture's integer candidate source (nullptr for I pictures).

@@ -181,6 +181,15 @@ int run(int argc, const char* const* argv) {
   stream.commit();
   if (recon) recon->commit();
   if (stats) stats->commit();
+  // As JM, every run with JM's text stats appends its row to ./log.dat; the outputs are complete by now, so a
+  // failure is a warning.
+  if (stats && Report::stats_is_jm_text(p)) {
+    try {
+      append_jm_log("log.dat", report.jm_log_row());
+    } catch (const std::exception& e) {
+      std::cerr << "lencod: warning: " << e.what() << "\n";
+    }
+  }
   return 0;
 }
 
