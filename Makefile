@@ -5,8 +5,13 @@
 # Switches (make VAR=value; a change of any of them rebuilds what it affects):
 #   CUDA=auto|0|1   auto (default): build gpu/*.cu when nvcc is on the PATH; 0: never (gpu/cuda_absent.cpp stands in
 #                   and GPUIntegerME = 1 runs the CPU twin); 1: require nvcc.
-#   CUDA_ARCH       the GPU architectures: SASS for each listed sm_XX and PTX for the last (default below);
-#                   e.g. CUDA_ARCH="80" for an A100 only, CUDA_ARCH="75 80 86 89 90" for the default.
+#   CUDA_ARCH       the GPU architectures (compute capability x 10): machine code (SASS) for each and PTX for the
+#                   last, which the driver compiles for newer GPUs. The default covers every GPU CUDA 13 supports
+#                   (compute capability 7.5 and newer); narrow it for a faster build, e.g. CUDA_ARCH=80 (A100 only).
+#   CUDA_PTX_ONLY=1 PTX alone for each listed architecture, no SASS (the driver compiles it when the program
+#                   starts): e.g. make CUDA_ARCH=80 CUDA_PTX_ONLY=1 BUILD=build-ptx80 BIN=bin-ptx80 tests what an
+#                   Ampere build runs, on any newer GPU.
+#   BIN             where programs and bin/gme_tests go (default bin; tests find programs through GME_BIN).
 #   WERROR=1        warnings are errors (the project's CI and developers; .ci/run sets it). Off by default so a
 #                   newer compiler's new warning does not stop a user's build.
 #   CXXFLAGS        the user's flags (default -O2), added after the project's own, e.g.
@@ -15,9 +20,11 @@
 CXX      ?= g++
 CXXFLAGS ?= -O2
 BUILD    ?= build
+BIN      ?= bin
 WERROR   ?= 0
 CUDA     ?= auto
-CUDA_ARCH ?= 90
+CUDA_ARCH ?= 75 80 86 89 90 100 110 120
+CUDA_PTX_ONLY ?= 0
 
 comma := ,
 space := $(empty) $(empty)
@@ -35,14 +42,22 @@ endif
 ifneq ($(NVCC),)
   CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   CUDA_LAST  := $(lastword $(CUDA_ARCH))
-  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror -Werror all-warnings) \
-                $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
-                -gencode arch=compute_$(CUDA_LAST),code=compute_$(CUDA_LAST)
+  ifeq ($(CUDA_PTX_ONLY),1)
+    CUDA_CODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=compute_$(a))
+    CUDA_TEXT := compute_$(subst $(space),/,$(strip $(CUDA_ARCH))) PTX only
+  else
+    CUDA_CODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+                 -gencode arch=compute_$(CUDA_LAST),code=compute_$(CUDA_LAST)
+    CUDA_TEXT := sm_$(subst $(space),/,$(strip $(CUDA_ARCH))) + compute_$(CUDA_LAST) PTX
+  endif
+  # --threads 0: nvcc compiles the architectures in parallel, one per core.
+  NVCCFLAGS  := -std=c++17 -O3 -I. -MMD -MP --threads 0 \
+                -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror -Werror all-warnings) $(CUDA_CODE)
   CU_SRCS    := $(wildcard gpu/*.cu)
   GME_FLAGS  += -DGME_HAVE_CUDA=1 -I$(CUDA_HOME)/include
   GME_LIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
-  GPU_NOTE   := CUDA: building gpu/ with $(NVCC) for sm_$(subst $(space),$(comma) sm_,$(strip $(CUDA_ARCH))) + compute_$(CUDA_LAST) PTX
-  CUDA_DESC  := CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') sm_$(subst $(space),/,$(strip $(CUDA_ARCH)))
+  GPU_NOTE   := CUDA: building gpu/ with $(NVCC) for $(CUDA_TEXT)
+  CUDA_DESC  := CUDA $(shell $(NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') $(CUDA_TEXT)
   ABSENT     := gpu/cuda_absent.cpp
 else
   CU_SRCS    :=
@@ -74,14 +89,14 @@ LIB_DIRS  := common me encoder gpu lencod rd
 LIB_SRCS  := $(filter-out %_main.cpp $(ABSENT),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp)))
 MAIN_SRCS := $(wildcard */*_main.cpp)
 TEST_SRCS := $(wildcard tests/*.cpp)
-PROGRAMS  := $(patsubst %_main.cpp,bin/%,$(notdir $(MAIN_SRCS)))
+PROGRAMS  := $(patsubst %_main.cpp,$(BIN)/%,$(notdir $(MAIN_SRCS)))
 
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test bench bench-gpu bench-threads conformance-full clean note
-all: note $(PROGRAMS) bin/gme_tests
+.PHONY: all test test-slurm bench bench-gpu bench-threads conformance-full clean note
+all: note $(PROGRAMS) $(BIN)/gme_tests $(BIN)/libfake_nvml.so
 
 note:
 	@echo "$(GPU_NOTE)"
@@ -102,21 +117,31 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# bin/NAME from */NAME_main.cpp, whichever folder holds it.
+# bin/NAME from DIR/NAME_main.cpp, one explicit rule per program (an object left over from a moved source is never
+# picked up).
 define program_rule
-bin/%: $(BUILD)/$(1)/%_main.o $(LIB)
-	@mkdir -p bin
+$(BIN)/$(notdir $(1:_main.cpp=)): $(BUILD)/$(1:.cpp=.o) $(LIB)
+	@mkdir -p $(BIN)
 	$$(CXX) $$(CXXFLAGS) $$(filter %.o %.a,$$^) -o $$@ $$(ALL_LDLIBS)
 endef
-$(foreach d,$(sort $(dir $(MAIN_SRCS))),$(eval $(call program_rule,$(d:/=))))
+$(foreach m,$(MAIN_SRCS),$(eval $(call program_rule,$(m))))
 
-bin/gme_tests: $(TEST_OBJS) $(LIB)
-	@mkdir -p bin
+$(BIN)/gme_tests: $(TEST_OBJS) $(LIB)
+	@mkdir -p $(BIN)
 	$(CXX) $(CXXFLAGS) $^ -o $@ -lgtest -lgtest_main $(ALL_LDLIBS)
+
+# A stand-in for libnvidia-ml.so.1 (tests/fake/fake_nvml.cpp) for the energy tests on machines without a driver.
+$(BIN)/libfake_nvml.so: tests/fake/fake_nvml.cpp $(STAMP_FLAGS)
+	@mkdir -p $(BIN)
+	$(CXX) -std=c++17 $(WARN) $(CXXFLAGS) -fPIC -shared $< -o $@
 
 # The suite; tests that need a program find it in bin/ (they are built first).
 test: all
 	tests/run_tests.sh
+
+# rdsweep --slurm against a real single-node Slurm started on this machine (installs Debian's slurm packages).
+test-slurm: all
+	tests/test_slurm.sh
 
 bench: all
 	tools/bench.sh
@@ -134,7 +159,16 @@ conformance-full: all
 	GME_CONFORMANCE_FULL=1 tests/run_tests.sh --gtest_filter='Conformance*'
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) $(BIN)
 
 -include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o))
 .SECONDARY:
+
+# doc/PERFORMANCE.md: rerun the benchmarks behind its sections and replace each section with what the benchmark
+# printed, stamped with command, machine, GPU and date (tools/perf_doc.sh). perf-doc-gpu needs a CUDA GPU.
+.PHONY: perf-doc perf-doc-gpu
+perf-doc: bin/bench_me bin/lencod
+	tools/perf_doc.sh cpu
+
+perf-doc-gpu: bin/bench_gpu bin/lencod bin/rdsweep
+	tools/perf_doc.sh gpu

@@ -47,9 +47,8 @@ void BitWriter::append(const BitWriter& src, int64_t from, int64_t n) {
 
 void BitWriter::ue(uint32_t v) {
   // codeNum v is written as (len zeros) 1 (len bits of v + 1 - 2^len).
-  uint64_t x = static_cast<uint64_t>(v) + 1;
-  int len = 0;
-  while ((x >> (len + 1)) != 0) ++len;
+  const uint64_t x = static_cast<uint64_t>(v) + 1;
+  const int len = (ue_bits(v) - 1) / 2;
   put(len, 0);
   if (len + 1 <= 32) {
     put(len + 1, static_cast<uint32_t>(x));
@@ -77,21 +76,11 @@ void BitWriter::align_zero() {
   if (acc_bits_) put(8 - acc_bits_, 0);
 }
 
-int ue_bits(uint32_t v) {
-  uint64_t x = static_cast<uint64_t>(v) + 1;
-  int len = 0;
-  while ((x >> (len + 1)) != 0) ++len;
-  return 2 * len + 1;
-}
-
-int se_bits_v(int v) {
-  return ue_bits(v > 0 ? 2u * static_cast<uint32_t>(v) - 1u : 2u * static_cast<uint32_t>(-static_cast<int64_t>(v)));
-}
-
 size_t write_nal_annexb(std::vector<uint8_t>& out, int nal_ref_idc, int nal_unit_type,
-                        const std::vector<uint8_t>& rbsp) {
+                        const std::vector<uint8_t>& rbsp, int start_code_bytes) {
   size_t start = out.size();
-  out.insert(out.end(), {0, 0, 0, 1});
+  if (start_code_bytes == 4) out.push_back(0);
+  out.insert(out.end(), {0, 0, 1});
   out.push_back(static_cast<uint8_t>(((nal_ref_idc & 3) << 5) | (nal_unit_type & 31)));
   int zeros = 0;
   for (uint8_t b : rbsp) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/exp_golomb.h"  // ue_bits, se_bits: the lengths of the codes written here
+
 namespace gme {
 
 class BitWriter {
@@ -36,16 +38,12 @@ class BitWriter {
   int acc_bits_ = 0;   // < 8 after every put()
 };
 
-// Lengths in bits of the Exp-Golomb codes.
-int ue_bits(uint32_t v);
-int se_bits_v(int v);
-
 enum NalType { kNalSlice = 1, kNalIdr = 5, kNalSps = 7, kNalPps = 8 };
 
-// Appends one NAL unit in Annex B byte stream format (4-byte start code 00 00 00 01, as JM writes for
-// parameter sets and the first slice; we use it for every NAL unit) with emulation prevention bytes inserted
-// into the RBSP. Returns the number of bytes appended.
+// Appends one NAL unit in Annex B byte stream format with emulation prevention bytes inserted into the RBSP.
+// start_code_bytes: 4 (00 00 00 01: zero_byte + start code, required before parameter sets and the first NAL unit
+// of a picture) or 3 (00 00 01, what JM writes before a picture's later slices). Returns the bytes appended.
 size_t write_nal_annexb(std::vector<uint8_t>& out, int nal_ref_idc, int nal_unit_type,
-                        const std::vector<uint8_t>& rbsp);
+                        const std::vector<uint8_t>& rbsp, int start_code_bytes = 4);
 
 }  // namespace gme

@@ -1,9 +1,9 @@
 #include "common/block4x4.h"
 
+#include "common/cpu.h"
 #include "common/pixel.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define GME_B4_X86 1
+#if defined(GME_X86_SIMD)
 #include <immintrin.h>
 
 #include <cstring>
@@ -14,7 +14,7 @@
 namespace gme {
 namespace {
 
-// The reference: the per-block primitives of pixel_ref(), one block at a time.
+// The plain versions: the per-block primitives of pixel_ref(), one block at a time.
 void satd_strip_c(const uint8_t* a, int as, const uint8_t* b, int bs, int n, uint16_t* out) {
   for (int i = 0; i < n; ++i) out[i] = static_cast<uint16_t>(pixel_ref().satd[kB4x4](a + 4 * i, as, b + 4 * i, bs));
 }
@@ -22,9 +22,14 @@ void sad_strip_c(const uint8_t* a, int as, const uint8_t* b, int bs, int n, uint
   for (int i = 0; i < n; ++i) out[i] = static_cast<uint16_t>(pixel_ref().sad[kB4x4](a + 4 * i, as, b + 4 * i, bs));
 }
 
-const Block4x4Funcs kRef = {satd_strip_c, sad_strip_c, "c"};
+uint32_t masked_sum_c(const uint16_t d[16], uint16_t mask) {
+  uint32_t sum = 0;
+  for (int i = 0; i < 16; ++i)
+    if (mask >> i & 1) sum += d[i];
+  return sum;
+}
 
-#if defined(GME_B4_X86)
+#if defined(GME_X86_SIMD)
 inline __m128i load4(const uint8_t* p) {
   int v;
   std::memcpy(&v, p, 4);  // exactly 4 bytes: a block may end at the last byte of its buffer
@@ -70,9 +75,21 @@ void sad_strip_sse2(const uint8_t* a, int as, const uint8_t* b, int bs, int n, u
   }
 }
 
-const Block4x4Funcs kSse2 = {satd_strip_sse2, sad_strip_sse2, "sse2"};
+// The values under the mask summed by pmaddwd (16 values of at most 8160: signed 16-bit inputs, 32-bit sum).
+uint32_t masked_sum_sse2(const uint16_t d[16], uint16_t mask) {
+  const __m128i bits = _mm_set_epi16(128, 64, 32, 16, 8, 4, 2, 1);
+  const __m128i lo = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask & 0xFF)), bits), bits);
+  const __m128i hi = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask >> 8)), bits), bits);
+  const __m128i ones = _mm_set1_epi16(1);
+  __m128i s = _mm_add_epi32(
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)), lo), ones),
+      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8)), hi), ones));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 8));
+  s = _mm_add_epi32(s, _mm_srli_si128(s, 4));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
+}
 
-// AVX2 (compiled for it by target attribute, registered only when the CPU has it): the four blocks of a 16-wide
+// AVX2 (compiled for it by target attribute, installed only with kCpuAvx2): the four blocks of a 16-wide
 // strip in one pass, one block per 64-bit quarter of the rows as in pixel_simd_avx2.cpp's satd_4x4x4, with the
 // per-block sums kept apart. Narrower strips keep the SSE2 path.
 #define GME_B4_AVX2 __attribute__((target("avx2")))
@@ -91,30 +108,18 @@ GME_B4_AVX2 void satd_strip_avx2(const uint8_t* a, int as, const uint8_t* b, int
   const __m128i t = _mm_unpacklo_epi64(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
   _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi32(t, t));
 }
-
-const Block4x4Funcs kAvx2 = {satd_strip_avx2, sad_strip_sse2, "avx2"};
 #endif
 
 }  // namespace
 
-const Block4x4Funcs& block4x4_ref() { return kRef; }
-
-int block4x4_variants(const Block4x4Funcs** out, int max) {
-  int n = 0;
-  if (n < max) out[n++] = &kRef;
-#if defined(GME_B4_X86)
-  if (n < max) out[n++] = &kSse2;  // SSE2 is part of x86-64: no run-time check
-  if (n < max && __builtin_cpu_supports("avx2")) out[n++] = &kAvx2;
+void block4x4_init(uint32_t cpu, Block4x4Funcs& f) {
+  f = {satd_strip_c, sad_strip_c, masked_sum_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = {satd_strip_sse2, sad_strip_sse2, masked_sum_sse2};
+  if (cpu & kCpuAvx2) f.satd = satd_strip_avx2;
+#else
+  (void)cpu;
 #endif
-  return n;
-}
-
-const Block4x4Funcs& block4x4_best() {
-  static const Block4x4Funcs* best = [] {
-    const Block4x4Funcs* v[4];
-    return v[block4x4_variants(v, 4) - 1];
-  }();
-  return *best;
 }
 
 }  // namespace gme

@@ -2,7 +2,9 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -12,7 +14,7 @@ void copy_rows_c(uint8_t* dst, int dst_stride, const uint8_t* src, int src_strid
   for (int y = 0; y < h; ++y, dst += dst_stride, src += src_stride) std::memcpy(dst, src, static_cast<size_t>(w));
 }
 
-#if defined(__SSE2__)
+#if defined(GME_X86_SIMD)
 namespace {
 // Per row: bytes up to the first 16-byte aligned destination address, then 16 bytes per non-temporal store (the
 // source read unaligned), then the rest. The closing sfence orders the streamed stores before whatever the caller
@@ -31,21 +33,13 @@ void copy_rows_sse2(uint8_t* dst, int dst_stride, const uint8_t* src, int src_st
 }  // namespace
 #endif
 
-void copy_rows(uint8_t* dst, int dst_stride, const uint8_t* src, int src_stride, int w, int h) {
-#if defined(__SSE2__)
-  copy_rows_sse2(dst, dst_stride, src, src_stride, w, h);
+void copy_rows_init(uint32_t cpu, CopyRowsFn& f) {
+  f = copy_rows_c;
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = copy_rows_sse2;
 #else
-  copy_rows_c(dst, dst_stride, src, src_stride, w, h);
+  (void)cpu;
 #endif
-}
-
-int copy_rows_variants(CopyRowsFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = copy_rows_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = copy_rows_sse2; names[k++] = "sse2"; }
-#endif
-  return k;
 }
 
 }  // namespace gme

@@ -3,6 +3,7 @@
 // luma horizontal edges top to bottom, then the chroma edges of both components in the same order.
 #include "common/deblock.h"
 #include "common/deblock_simd.h"
+#include "common/quant.h"  // chroma_qp: Table 8-15, shared with the chroma residual
 
 #include <cstdlib>
 #include <stdexcept>
@@ -27,9 +28,6 @@ constexpr uint8_t kTc0[52][3] = {
     {1, 2, 3},   {2, 2, 3},   {2, 2, 4},   {2, 3, 4},    {2, 3, 4},    {3, 3, 5},    {3, 4, 6},  {3, 4, 6},
     {4, 5, 7},   {4, 5, 8},   {4, 6, 9},   {5, 7, 10},   {6, 8, 11},   {6, 8, 13},   {7, 10, 14}, {8, 11, 16},
     {9, 12, 18}, {10, 13, 20}, {11, 15, 23}, {13, 17, 25}};
-// Table 8-15: QP_C by qP_I for qP_I >= 30 (below 30, QP_C = qP_I).
-constexpr uint8_t kChromaQpHigh[22] = {29, 30, 31, 32, 32, 33, 34, 34, 35, 35, 36,
-                                       36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};
 
 inline int iabs(int v) { return v < 0 ? -v : v; }
 
@@ -104,30 +102,22 @@ inline bool edge_tc0(const uint8_t bs[4], const EdgeParams& e, uint8_t tc0[4]) {
   return all4 || none4;
 }
 
-// One luma edge of a macroblock: deblock_luma_edge_c, or its SSE2 twin where it applies.
-inline void luma_edge(uint8_t* q0, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
+// One luma edge of a macroblock: the table's filter, or the plain one for an edge of mixed bS 4 and below 4.
+inline void luma_edge(const DeblockFuncs& f, uint8_t* q0, int across, int along, const uint8_t bs[4],
+                      const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;  // no line can pass |p0 - q0| < alpha
   uint8_t tc0[4];
   const bool uniform = edge_tc0(bs, e, tc0);
-#if defined(__SSE2__)
-  if (uniform) return deblock_luma_edge_sse2(q0, across, along, bs, tc0, e.alpha, e.beta);
-#else
-  (void)uniform;
-#endif
-  deblock_luma_edge_c(q0, across, along, bs, tc0, e.alpha, e.beta);
+  (uniform ? f.luma_edge : deblock_luma_edge_c)(q0, across, along, bs, tc0, e.alpha, e.beta);
 }
 
-// One chroma edge of both planes: deblock_chroma_edges_c, or its SSE2 twin where it applies.
-inline void chroma_edges(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const EdgeParams& e) {
+// One chroma edge of both planes, as luma_edge.
+inline void chroma_edges(const DeblockFuncs& f, uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4],
+                         const EdgeParams& e) {
   if (e.alpha == 0 || e.beta == 0) return;
   uint8_t tc0[4];
   const bool uniform = edge_tc0(bs, e, tc0);
-#if defined(__SSE2__)
-  if (uniform) return deblock_chroma_edges_sse2(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
-#else
-  (void)uniform;
-#endif
-  deblock_chroma_edges_c(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
+  (uniform ? f.chroma_edges : deblock_chroma_edges_c)(cb, cr, across, along, bs, tc0, e.alpha, e.beta);
 }
 
 inline int bs_inter(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q) {
@@ -172,11 +162,6 @@ int deblock_tc0(int index_a, int bs) {
   return kTc0[clip3(0, 51, index_a)][bs - 1];
 }
 
-int deblock_chroma_qp(int qp_y, int chroma_qp_offset) {
-  const int qpi = clip3(0, 51, qp_y + chroma_qp_offset);
-  return qpi < 30 ? qpi : kChromaQpHigh[qpi - 30];
-}
-
 int deblock_bs(const MbInfo& p, int blk_p, const MbInfo& q, int blk_q, bool mb_edge) {
   if (p.is_intra() || q.is_intra()) return mb_edge ? 4 : 3;
   return bs_inter(p, blk_p, q, blk_q);
@@ -197,15 +182,6 @@ void deblock_luma_edge_c(uint8_t* q0, int across, int along, const uint8_t bs[4]
   }
 }
 
-int deblock_luma_edge_variants(LumaEdgeFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = deblock_luma_edge_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = deblock_luma_edge_sse2; names[k++] = "sse2"; }
-#endif
-  return k;
-}
-
 void deblock_chroma_edges_c(uint8_t* cb, uint8_t* cr, int across, int along, const uint8_t bs[4], const uint8_t tc0[4],
                             int alpha, int beta) {
   if (alpha == 0 || beta == 0) return;
@@ -218,13 +194,13 @@ void deblock_chroma_edges_c(uint8_t* cb, uint8_t* cr, int across, int along, con
     }
 }
 
-int deblock_chroma_edges_variants(ChromaEdgesFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = deblock_chroma_edges_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = deblock_chroma_edges_sse2; names[k++] = "sse2"; }
+void deblock_init(uint32_t cpu, DeblockFuncs& f) {
+  f = {deblock_luma_edge_c, deblock_chroma_edges_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = {deblock_luma_edge_sse2, deblock_chroma_edges_sse2};
+#else
+  (void)cpu;
 #endif
-  return k;
 }
 
 void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int tc0) {
@@ -232,11 +208,11 @@ void deblock_chroma_line(uint8_t* q0, int step, int bs, int alpha, int beta, int
   chroma_line(q0, step, bs, alpha, beta, tc0);
 }
 
-MacroblockDeblocker::MacroblockDeblocker(Frame& pic, const MbInfo* mbs, int mb_width,
+MacroblockDeblocker::MacroblockDeblocker(const DeblockFuncs& f, Frame& pic, const MbInfo* mbs, int mb_width,
                                          const std::vector<SliceDeblockParams>& params, int chroma_qp_offset)
-    : pic_(pic), mbs_(mbs), mb_width_(mb_width), params_(params) {
+    : f_(f), pic_(pic), mbs_(mbs), mb_width_(mb_width), params_(params) {
   // QP_C per macroblock is needed for both sides of every chroma edge: a small table by QP_Y saves the lookups.
-  for (int q = 0; q < 52; ++q) qpc_of_[q] = deblock_chroma_qp(q, chroma_qp_offset);
+  for (int q = 0; q < 52; ++q) qpc_of_[q] = chroma_qp(q, chroma_qp_offset);
 }
 
 void MacroblockDeblocker::filter(int mx, int my) const {
@@ -273,22 +249,22 @@ void MacroblockDeblocker::filter(int mx, int my) const {
   const EdgeParams inner_c = edge_params(qpc_q, off_a, off_b);
 
   // Luma vertical edges, then horizontal.
-  if (left) luma_edge(yq, 1, ys, bs[0][0], edge_params((clip3(0, 51, left->qp) + qp_q + 1) >> 1, off_a, off_b));
-  for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e, 1, ys, bs[0][e], inner);
-  if (top) luma_edge(yq, ys, 1, bs[1][0], edge_params((clip3(0, 51, top->qp) + qp_q + 1) >> 1, off_a, off_b));
-  for (int e = 1; e < 4; ++e) luma_edge(yq + 4 * e * ys, ys, 1, bs[1][e], inner);
+  if (left) luma_edge(f_, yq, 1, ys, bs[0][0], edge_params((clip3(0, 51, left->qp) + qp_q + 1) >> 1, off_a, off_b));
+  for (int e = 1; e < 4; ++e) luma_edge(f_, yq + 4 * e, 1, ys, bs[0][e], inner);
+  if (top) luma_edge(f_, yq, ys, 1, bs[1][0], edge_params((clip3(0, 51, top->qp) + qp_q + 1) >> 1, off_a, off_b));
+  for (int e = 1; e < 4; ++e) luma_edge(f_, yq + 4 * e * ys, ys, 1, bs[1][e], inner);
 
   // Chroma: edges at chroma 0 and 4 use the bS of luma edges 0 and 2. Each side's QP_C comes from its own QP_Y.
   // Both planes at once: they share QP_C (one chroma_qp_index_offset) and bS.
-  if (left) chroma_edges(uq, vq, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-  chroma_edges(uq + 4, vq + 4, 1, cs, bs[0][2], inner_c);
-  if (top) chroma_edges(uq, vq, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
-  chroma_edges(uq + 4 * cs, vq + 4 * cs, cs, 1, bs[1][2], inner_c);
+  if (left) chroma_edges(f_, uq, vq, 1, cs, bs[0][0], edge_params((qpc_of[clip3(0, 51, left->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+  chroma_edges(f_, uq + 4, vq + 4, 1, cs, bs[0][2], inner_c);
+  if (top) chroma_edges(f_, uq, vq, cs, 1, bs[1][0], edge_params((qpc_of[clip3(0, 51, top->qp)] + qpc_q + 1) >> 1, off_a, off_b));
+  chroma_edges(f_, uq + 4 * cs, vq + 4 * cs, cs, 1, bs[1][2], inner_c);
 }
 
-void deblock_picture(Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
+void deblock_picture(const DeblockFuncs& f, Frame& pic, const MbInfo* mbs, int mb_width, int mb_height,
                      const std::vector<SliceDeblockParams>& params, int chroma_qp_offset) {
-  const MacroblockDeblocker d(pic, mbs, mb_width, params, chroma_qp_offset);
+  const MacroblockDeblocker d(f, pic, mbs, mb_width, params, chroma_qp_offset);
   for (int my = 0; my < mb_height; ++my)
     for (int mx = 0; mx < mb_width; ++mx) d.filter(mx, my);
 }

@@ -1,10 +1,10 @@
 // SSE2 luma edge filter (8.7.2.3 / 8.7.2.4) for deblock.cpp: all 16 lines of a macroblock edge at once, in 16-bit
 // lanes (8 lines per register, every intermediate below 2^11), the same arithmetic as luma_line in deblock.cpp.
 // A horizontal edge's lines are columns, so its rows p3..q3 load directly; a vertical edge's 16 rows of 8 samples
-// are transposed into the same form and back. Its twin is deblock_luma_edge_c (checkasm: DeblockEdge tests).
+// are transposed into the same form and back. Its twin is deblock_luma_edge_c (tests/test_checkasm.cpp).
 #include "common/deblock_simd.h"
 
-#if defined(__SSE2__)
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 
 #include <cstring>

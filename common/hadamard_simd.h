@@ -1,7 +1,8 @@
 // Internal to the x86 SIMD files (common/pixel_simd_*.cpp, common/block4x4.cpp): the 4x4 Hadamard SATD butterflies,
 // written once. JM's per-4x4 rounding ((sum |coefficients| + 1) >> 1) is applied per block.
 #pragma once
-#if defined(__x86_64__) || defined(__i386__)
+#include "common/cpu.h"
+#if defined(GME_X86_SIMD)
 #include <immintrin.h>
 
 #include <cstdint>

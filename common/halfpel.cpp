@@ -4,8 +4,9 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__SSE2__)
-#define GME_HP_SSE2 1
+#include "common/cpu.h"
+
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -33,7 +34,7 @@ void b1_row_c(const uint8_t* e, int n, int16_t* o) {
   for (int c = 0; c < n; ++c) o[c] = static_cast<int16_t>(tap6<int>(e[c], e[c + 1], e[c + 2], e[c + 3], e[c + 4], e[c + 5]));
 }
 
-#if defined(GME_HP_SSE2)
+#if defined(GME_X86_SIMD)
 inline __m128i load8w(const uint8_t* p) {  // 8 bytes -> 8 x 16 bit
   return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), _mm_setzero_si128());
 }
@@ -101,17 +102,8 @@ void prepare(const Plane& luma, HalfpelPlanes* out) {
 }
 
 // Output rows [y0, y1) of the planes (picture rows, -P <= y0 < y1 <= H + P).
-void build_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, bool simd, HalfpelScratch* scratch) {
-  auto b1_row = b1_row_c;
-  auto output_row = output_row_c;
-#if defined(GME_HP_SSE2)
-  if (simd) {
-    b1_row = b1_row_sse2;
-    output_row = output_row_sse2;
-  }
-#else
-  (void)simd;
-#endif
+void build_rows(const HalfpelFuncs& f, const Plane& luma, HalfpelPlanes* out, int y0, int y1,
+                HalfpelScratch* scratch) {
   const int W = luma.width, H = luma.height, P = kHalfpelPad;
   // Picture rows y0-2 .. y1+2 of G (edge-replicated, columns -P-2 .. W+P+3) and of the unrounded horizontal
   // half-pel intermediate b1 (columns -P .. W+P-1): the vertical taps of h and j read 2 rows above and 3 below.
@@ -128,7 +120,7 @@ void build_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, bool simd
     std::memset(e, src[0], P + 2);
     std::memcpy(e + P + 2, src, W);
     std::memset(e + P + 2 + W, src[W - 1], ext_w - (P + 2 + W));
-    b1_row(e, out_w, &b1[static_cast<size_t>(r) * out_w]);  // b1 at column c - P: e[c .. c + 5]
+    f.b1_row(e, out_w, &b1[static_cast<size_t>(r) * out_w]);  // b1 at column c - P: e[c .. c + 5]
   }
   for (int y = y0; y < y1; ++y) {
     const int r = y - y0 + 2;  // buffer row of picture row y
@@ -138,26 +130,35 @@ void build_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, bool simd
       e[k] = &gx[static_cast<size_t>(r - 2 + k) * ext_w + 2];  // column 0 = picture column -P
       t[k] = &b1[static_cast<size_t>(r - 2 + k) * out_w];
     }
-    output_row(e, t, out_w, out->g.row(y) - P, out->b.row(y) - P, out->h.row(y) - P, out->j.row(y) - P);
+    f.output_row(e, t, out_w, out->g.row(y) - P, out->b.row(y) - P, out->h.row(y) - P, out->j.row(y) - P);
   }
-}
-
-void build(const Plane& luma, HalfpelPlanes* out, bool simd, HalfpelScratch* scratch) {
-  prepare(luma, out);
-  build_rows(luma, out, -kHalfpelPad, luma.height + kHalfpelPad, simd, scratch);
 }
 
 }  // namespace
 
-void build_halfpel_region(const Plane& luma, int x, int y, int cols, int rows, int stride, uint8_t* g, uint8_t* b,
-                          uint8_t* h, uint8_t* j) {
-#if defined(GME_HP_SSE2)
-  auto* b1_row = b1_row_sse2;
-  auto* output_row = output_row_sse2;
+void halfpel_init(uint32_t cpu, HalfpelFuncs& f) {
+  f = {b1_row_c, output_row_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = {b1_row_sse2, output_row_sse2};
 #else
-  auto* b1_row = b1_row_c;
-  auto* output_row = output_row_c;
+  (void)cpu;
 #endif
+}
+
+void build_halfpel_planes(const HalfpelFuncs& f, const Plane& luma, HalfpelPlanes* out, HalfpelScratch* scratch) {
+  prepare(luma, out);
+  build_rows(f, luma, out, -kHalfpelPad, luma.height + kHalfpelPad, scratch);
+}
+
+void prepare_halfpel_planes(const Plane& luma, HalfpelPlanes* out) { prepare(luma, out); }
+
+void build_halfpel_plane_rows(const HalfpelFuncs& f, const Plane& luma, HalfpelPlanes* out, int y0, int y1,
+                              HalfpelScratch* scratch) {
+  build_rows(f, luma, out, y0, y1, scratch);
+}
+
+void build_halfpel_region(const HalfpelFuncs& f, const Plane& luma, int x, int y, int cols, int rows, int stride,
+                          uint8_t* g, uint8_t* b, uint8_t* h, uint8_t* j) {
   // Rows -2 .. rows+2 of G (columns -2 .. cols+2, edge-replicated, 8 bytes of slack for the 8-wide loads) and b1.
   constexpr int kExtW = kHalfpelRegionMax + 5 + 8, kExtRows = kHalfpelRegionMax + 5;
   uint8_t ext[kExtRows][kExtW];
@@ -165,7 +166,7 @@ void build_halfpel_region(const Plane& luma, int x, int y, int cols, int rows, i
   for (int r = 0; r < rows + 5; ++r) {
     const uint8_t* src = luma.row(clip3(0, luma.height - 1, y - 2 + r));
     for (int c = 0; c < cols + 5; ++c) ext[r][c] = src[clip3(0, luma.width - 1, x - 2 + c)];
-    b1_row(ext[r], cols, b1[r]);
+    f.b1_row(ext[r], cols, b1[r]);
   }
   for (int r = 0; r < rows; ++r) {
     const uint8_t* e[6];
@@ -175,19 +176,8 @@ void build_halfpel_region(const Plane& luma, int x, int y, int cols, int rows, i
       t[k] = b1[r + k];
     }
     const int o = r * stride;
-    output_row(e, t, cols, g + o, b + o, h + o, j + o);
+    f.output_row(e, t, cols, g + o, b + o, h + o, j + o);
   }
-}
-
-void build_halfpel_planes(const Plane& luma, HalfpelPlanes* out, HalfpelScratch* scratch) {
-  build(luma, out, true, scratch);
-}
-void build_halfpel_planes_ref(const Plane& luma, HalfpelPlanes* out) { build(luma, out, false, nullptr); }
-
-void prepare_halfpel_planes(const Plane& luma, HalfpelPlanes* out) { prepare(luma, out); }
-
-void build_halfpel_plane_rows(const Plane& luma, HalfpelPlanes* out, int y0, int y1, HalfpelScratch* scratch) {
-  build_rows(luma, out, y0, y1, true, scratch);
 }
 
 }  // namespace gme

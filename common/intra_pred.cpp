@@ -2,11 +2,12 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
+#include "common/intra_pred_simd.h"
+#include "common/types.h"
+
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 #endif
-
-#include "common/types.h"
 
 namespace gme {
 
@@ -133,7 +134,7 @@ PlaneParams plane_params(const Edge16& e, int n) {
   return {a, (34 * h + 32) >> 6, (34 * v + 32) >> 6};
 }
 
-#if defined(__SSE2__)
+#if defined(GME_X86_SIMD)
 // Every intermediate fits 16 bits: |a| <= 8160, |b (x - 7)| <= 717 * 8 for 16x16 (|H| <= 36 * 255) and
 // |b (x - 3)| <= 1355 * 4 for chroma (|H| <= 10 * 255), so a + b x' + c y' + 16 stays within +-19650; psraw is the
 // arithmetic shift and packuswb the clip to [0, 255].
@@ -157,14 +158,6 @@ void predict_plane_sse2(const Edge16& e, int n, uint8_t* pred) {
   }
 }
 #endif
-
-void predict_plane(const Edge16& e, int n, uint8_t* pred) {
-#if defined(__SSE2__)
-  predict_plane_sse2(e, n, pred);
-#else
-  predict_plane_c(e, n, pred);
-#endif
-}
 }  // namespace
 
 // The plain reference: the standard's formula sample by sample.
@@ -175,16 +168,17 @@ void predict_plane_c(const Edge16& e, int n, uint8_t* pred) {
     for (int x = 0; x < n; ++x) pred[n * y + x] = clip_pixel((q.a + q.b * (x - o) + q.c * (y - o) + 16) >> 5);
 }
 
-int predict_plane_variants(PlanePredFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = predict_plane_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = predict_plane_sse2; names[k++] = "sse2"; }
+void intra_pred_init(uint32_t cpu, IntraPredFuncs& f) {
+  f = {predict_intra4x4_all_c, predict_plane_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f.predict_plane = predict_plane_sse2;
+  if (cpu & kCpuSsse3) f.predict_4x4_all = predict_intra4x4_all_ssse3;
+#else
+  (void)cpu;
 #endif
-  return k;
 }
 
-void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]) {
+void predict_intra16x16(const IntraPredFuncs& f, int mode, const Edge16& e, uint8_t pred[256]) {
   switch (mode) {
     case kI16V:
       for (int y = 0; y < 16; ++y) std::memcpy(pred + 16 * y, e.top, 16);
@@ -203,12 +197,12 @@ void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]) {
       break;
     }
     default:
-      predict_plane(e, 16, pred);
+      f.predict_plane(e, 16, pred);
       break;
   }
 }
 
-void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]) {
+void predict_intra_chroma(const IntraPredFuncs& f, int mode, const Edge16& e, uint8_t pred[64]) {
   switch (mode) {
     case kIcDC:
       // Per 4x4 chroma block (8.3.4.1..3): corner blocks use both edges, the top-right block prefers the top
@@ -232,7 +226,7 @@ void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]) {
       for (int y = 0; y < 8; ++y) std::memcpy(pred + 8 * y, e.top, 8);
       break;
     default:
-      predict_plane(e, 8, pred);
+      f.predict_plane(e, 8, pred);
       break;
   }
 }

@@ -41,19 +41,23 @@ bool intra_chroma_mode_available(int mode, const Edge16& e);
 void predict_intra4x4(int mode, const Edge4x4& e, uint8_t pred[16]);
 // All nine Intra4x4 modes at once, pred[mode] as predict_intra4x4 would give it (modes the edge does not allow
 // come out as some function of the placeholder samples, exactly as predict_intra4x4 computes them).
-// Runs the fastest variant this CPU supports (SSSE3 on x86), chosen once.
-void predict_intra4x4_all(const Edge4x4& e, uint8_t pred[9][16]);
-// The plain C++ version, and every variant this CPU runs, reference first (for tests): returns the count.
-void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]);
 using Intra4x4AllFn = void (*)(const Edge4x4& e, uint8_t pred[9][16]);
-int predict_intra4x4_all_variants(Intra4x4AllFn* out, const char** names, int max);
-void predict_intra16x16(int mode, const Edge16& e, uint8_t pred[256]);
-// Plane prediction (8.3.3.4 for n = 16, 8.3.4.4 for chroma n = 8) into pred (stride n), as predict_intra16x16 /
-// predict_intra_chroma use it (SSE2 on x86): the plain reference, and every variant, reference first (tests, bench).
+void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]);
+// Plane prediction (8.3.3.4 for n = 16, 8.3.4.4 for chroma n = 8) into pred (stride n).
 using PlanePredFn = void (*)(const Edge16& e, int n, uint8_t* pred);
 void predict_plane_c(const Edge16& e, int n, uint8_t* pred);
-int predict_plane_variants(PlanePredFn* out, const char** names, int max);
-void predict_intra_chroma(int mode, const Edge16& e, uint8_t pred[64]);
+
+// The SIMD-able intra predictions (part of DspFuncs, common/dsp.h): intra_pred_init() installs the SIMD versions
+// the CPU flags allow (SSSE3 all-nine-modes Intra4x4, SSE2 plane).
+struct IntraPredFuncs {
+  Intra4x4AllFn predict_4x4_all;
+  PlanePredFn predict_plane;
+};
+void intra_pred_init(uint32_t cpu, IntraPredFuncs& f);
+
+// Intra16x16 and chroma predictions; the plane mode runs f.predict_plane.
+void predict_intra16x16(const IntraPredFuncs& f, int mode, const Edge16& e, uint8_t pred[256]);
+void predict_intra_chroma(const IntraPredFuncs& f, int mode, const Edge16& e, uint8_t pred[64]);
 
 // Gathers edges from a plane at block origin p (pointer to the block's top-left sample, `stride`).
 void gather_edge4x4(const uint8_t* p, int stride, bool has_top, bool has_left, bool has_top_left, bool has_top_right,

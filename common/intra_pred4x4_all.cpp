@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "common/intra_pred.h"
+#include "common/intra_pred_simd.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(GME_X86_SIMD)
 #include <immintrin.h>
-#define GME_INTRA_SSSE3 1
 #define GME_SSSE3 __attribute__((target("ssse3")))
 #endif
 
@@ -50,7 +50,7 @@ struct IndexTable {
 };
 const IndexTable kTable;
 
-#if defined(GME_INTRA_SSSE3)
+#if defined(GME_X86_SIMD)
 // SSSE3: V[] lives in three registers - E (13 bytes), F2 (i = 0..11) and F3 (i = 1..11; slot 0 free) with the
 // three single values (DDL corner, HU z = 5, DC) in F3's free slots 12..14 - and every mode is three pshufb (one
 // per register, 0x80 zeroing the lanes another register supplies) or'ed together. The masks are kTable's indices
@@ -81,6 +81,11 @@ GME_SSSE3 inline __m128i filter3(__m128i a, __m128i b, __m128i c) {
   return _mm_avg_epu8(floor_ac, b);
 }
 
+#endif
+
+}  // namespace
+
+#if defined(GME_X86_SIMD)
 GME_SSSE3 void predict_intra4x4_all_ssse3(const Edge4x4& e, uint8_t pred[9][16]) {
   alignas(16) uint8_t E[16] = {e.left[3], e.left[2], e.left[1], e.left[0], e.top_left, e.top[0], e.top[1],
                                e.top[2],  e.top[3],  e.top[4],  e.top[5],  e.top[6],   e.top[7]};
@@ -105,29 +110,6 @@ GME_SSSE3 void predict_intra4x4_all_ssse3(const Edge4x4& e, uint8_t pred[9][16])
   }
 }
 #endif
-
-Intra4x4AllFn pick_intra4x4_all() {
-#if defined(GME_INTRA_SSSE3)
-  if (__builtin_cpu_supports("ssse3")) return predict_intra4x4_all_ssse3;
-#endif
-  return predict_intra4x4_all_c;
-}
-
-}  // namespace
-
-int predict_intra4x4_all_variants(Intra4x4AllFn* out, const char** names, int max) {
-  int n = 0;
-  if (n < max) { out[n] = predict_intra4x4_all_c; names[n++] = "c"; }
-#if defined(GME_INTRA_SSSE3)
-  if (n < max && __builtin_cpu_supports("ssse3")) { out[n] = predict_intra4x4_all_ssse3; names[n++] = "ssse3"; }
-#endif
-  return n;
-}
-
-void predict_intra4x4_all(const Edge4x4& e, uint8_t pred[9][16]) {
-  static const Intra4x4AllFn f = pick_intra4x4_all();
-  f(e, pred);
-}
 
 void predict_intra4x4_all_c(const Edge4x4& e, uint8_t pred[9][16]) {
   int E[13];

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -109,7 +111,14 @@ void mc_chroma_c(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int cy,
   }
 }
 
-#if defined(__SSE2__)
+namespace {
+
+void avg_rows_c(uint8_t* dst, int ds, const uint8_t* a, const uint8_t* b, int s, int w, int h) {
+  for (int y = 0; y < h; ++y, dst += ds, a += s, b += s)
+    for (int x = 0; x < w; ++x) dst[x] = static_cast<uint8_t>((a[x] + b[x] + 1) >> 1);
+}
+
+#if defined(GME_X86_SIMD)
 // Eight samples of a row at once in 16-bit lanes (the weighted sum is at most 64 * 255 + 32). Each source row is
 // loaded once as p[0..7] and p[1..8] (two 8-byte loads: nothing past the 9 samples the bilinear support reads) and
 // serves as the lower row of one output row and the upper row of the next; w < 8 stores only w bytes.
@@ -143,22 +152,33 @@ void mc_chroma_sse2(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int 
     a1 = b1;
   }
 }
-#endif
 
-void mc_chroma(uint8_t* dst, int dst_stride, const Plane& ref, int cx, int cy, MV mv, int w, int h) {
-#if defined(__SSE2__)
-  if (w == 8 || w == 4 || w == 2) return mc_chroma_sse2(dst, dst_stride, ref, cx, cy, mv, w, h);
-#endif
-  mc_chroma_c(dst, dst_stride, ref, cx, cy, mv, w, h);
+// pavgb is exactly (a + b + 1) >> 1; the rows are read 16 bytes wide, w bytes stored.
+void avg_rows_sse2(uint8_t* dst, int ds, const uint8_t* a, const uint8_t* b, int s, int w, int h) {
+  for (int y = 0; y < h; ++y, dst += ds, a += s, b += s) {
+    const __m128i v = _mm_avg_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)),
+                                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+    if (w == 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
+    } else if (w == 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), v);
+    } else {
+      const int32_t four = _mm_cvtsi128_si32(v);
+      std::memcpy(dst, &four, 4);
+    }
+  }
 }
-
-int mc_chroma_variants(McChromaFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = mc_chroma_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = mc_chroma_sse2; names[k++] = "sse2"; }
 #endif
-  return k;
+
+}  // namespace
+
+void mc_init(uint32_t cpu, McFuncs& f) {
+  f = {mc_chroma_c, avg_rows_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = {mc_chroma_sse2, avg_rows_sse2};
+#else
+  (void)cpu;
+#endif
 }
 
 }  // namespace gme

@@ -2,41 +2,22 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "common/halfpel.h"
 #include "common/mc.h"
 
 namespace gme {
 namespace {
 
-// dst = p1 (p2 == nullptr) or (p1 + p2 + 1) >> 1, w bytes per row (exactly: dst rows hold neighbouring blocks).
-void copy_or_average(uint8_t* dst, int ds, const uint8_t* p1, const uint8_t* p2, int ps, int w, int h) {
-  for (int y = 0; y < h; ++y, dst += ds, p1 += ps, p2 = p2 ? p2 + ps : nullptr) {
-#if defined(__SSE2__)
-    // Rows of the planes can be read 16 bytes at a time wherever HalfpelPlanes::covers() holds.
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1));
-    if (p2) v = _mm_avg_epu8(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p2)));  // (a + b + 1) >> 1
-    if (w == 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
-    } else if (w == 8) {
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), v);
-    } else {
-      const int32_t four = _mm_cvtsi128_si32(v);
-      std::memcpy(dst, &four, 4);
-    }
-#else
-    for (int x = 0; x < w; ++x) dst[x] = p2 ? static_cast<uint8_t>((p1[x] + p2[x] + 1) >> 1) : p1[x];
-#endif
-  }
+// dst = p1, w (4, 8 or 16) bytes per row: fixed-size copies the compiler turns into single moves.
+template <int W>
+void copy_block(uint8_t* dst, int ds, const uint8_t* p, int ps, int h) {
+  for (int y = 0; y < h; ++y, dst += ds, p += ps) std::memcpy(dst, p, W);
 }
 
 }  // namespace
 
-void mc_luma_planes(uint8_t* dst, int dst_stride, const HalfpelPlanes& planes, const Plane& ref, int x, int y, MV mv,
-                    int w, int h) {
+void mc_luma_planes(const McFuncs& f, uint8_t* dst, int dst_stride, const HalfpelPlanes& planes, const Plane& ref,
+                    int x, int y, MV mv, int w, int h) {
   const int X = x + (mv.x >> 2), Y = y + (mv.y >> 2);  // the full-pel sample G at or left/above of the position
   if (!planes.covers(X, Y, w, h)) {
     mc_luma(dst, dst_stride, ref, x, y, mv, w, h);
@@ -66,12 +47,16 @@ void mc_luma_planes(uint8_t* dst, int dst_stride, const HalfpelPlanes& planes, c
     case 14: p1 = j; p2 = b + s; break;            // q
     default: p1 = hh + 1; p2 = b + s; break;       // r
   }
-  copy_or_average(dst, dst_stride, p1, p2, s, w, h);
+  // Rows of the planes can be read 16 bytes at a time wherever HalfpelPlanes::covers() holds.
+  if (p2) f.avg(dst, dst_stride, p1, p2, s, w, h);
+  else if (w == 16) copy_block<16>(dst, dst_stride, p1, s, h);
+  else if (w == 8) copy_block<8>(dst, dst_stride, p1, s, h);
+  else copy_block<4>(dst, dst_stride, p1, s, h);
 }
 
-void predict_luma(uint8_t* dst, int dst_stride, const Frame& ref, int x, int y, MV mv, int w, int h) {
+void predict_luma(const McFuncs& f, uint8_t* dst, int dst_stride, const Frame& ref, int x, int y, MV mv, int w, int h) {
   if (ref.halfpel)
-    mc_luma_planes(dst, dst_stride, *ref.halfpel, ref.plane[0], x, y, mv, w, h);
+    mc_luma_planes(f, dst, dst_stride, *ref.halfpel, ref.plane[0], x, y, mv, w, h);
   else
     mc_luma(dst, dst_stride, ref.plane[0], x, y, mv, w, h);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/frame.h"
+#include "common/mc.h"
 #include "common/types.h"
 
 namespace gme {
@@ -14,11 +15,12 @@ namespace gme {
 struct HalfpelPlanes;
 
 // The w x h (w, h in {4, 8, 16}) luma prediction of the block at (x, y) for quarter-pel vector mv, from `planes`
-// where they cover it, else mc_luma from `ref` (the planes' picture, borders extended).
-void mc_luma_planes(uint8_t* dst, int dst_stride, const HalfpelPlanes& planes, const Plane& ref, int x, int y, MV mv,
-                    int w, int h);
+// where they cover it, else mc_luma from `ref` (the planes' picture, borders extended). f.avg forms the quarter-pel
+// samples.
+void mc_luma_planes(const McFuncs& f, uint8_t* dst, int dst_stride, const HalfpelPlanes& planes, const Plane& ref,
+                    int x, int y, MV mv, int w, int h);
 
 // mc_luma_planes when the frame has planes, mc_luma otherwise: what the macroblock loop calls.
-void predict_luma(uint8_t* dst, int dst_stride, const Frame& ref, int x, int y, MV mv, int w, int h);
+void predict_luma(const McFuncs& f, uint8_t* dst, int dst_stride, const Frame& ref, int x, int y, MV mv, int w, int h);
 
 }  // namespace gme

@@ -2,7 +2,8 @@
 
 #include <cstdlib>
 
-#include "common/pixel_simd.h"
+#include "common/cpu.h"
+#include "common/pixel_simd_impl.h"
 
 namespace gme {
 namespace {
@@ -87,27 +88,20 @@ const PixelFuncs kRef = {
     sad_4x4_x16_c,
     hadamard_ac_16x16_c,
     satd_4x4_xn_c,
-    "c",
 };
 
 }  // namespace
 
 const PixelFuncs& pixel_ref() { return kRef; }
 
-int pixel_variants(const PixelFuncs** out, int max) {
-  int n = 0;
-  if (n < max) out[n++] = &kRef;
-  n += pixel_simd_variants(out + n, max - n, kRef);
-  return n;
-}
-
-const PixelFuncs& pixel_best() {
-  static const PixelFuncs* best = [] {
-    const PixelFuncs* v[8];
-    int n = pixel_variants(v, 8);
-    return v[n - 1];
-  }();
-  return *best;
+void pixel_init(uint32_t cpu, PixelFuncs& f) {
+  f = kRef;
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) pixel_fill_sse2(f);
+  if (cpu & kCpuAvx2) pixel_fill_avx2(f);
+#else
+  (void)cpu;
+#endif
 }
 
 }  // namespace gme

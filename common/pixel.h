@@ -1,6 +1,6 @@
-// Block distortion primitives. Each has a plain C++ reference (pixel.cpp); SIMD versions (pixel_simd_*.cpp)
-// register themselves in pixel_init() when the CPU supports them. tests/test_checkasm.cpp compares every
-// registered variant with the reference bit for bit.
+// Block distortion primitives. Each has a plain C++ reference (pixel.cpp); pixel_init() replaces those the CPU
+// flags allow by SIMD versions (pixel_simd_*.cpp). The table is part of DspFuncs (common/dsp.h), where
+// tests/test_checkasm.cpp compares every SIMD entry with the plain one bit for bit.
 #pragma once
 #include <cstdint>
 
@@ -33,14 +33,11 @@ struct PixelFuncs {
   // SATD (as satd[kB4x4]) of one 4x4 source block against n predictions of 16 contiguous bytes each (stride 4):
   // the Intra4x4 decision scores all nine modes of a block against the same source.
   void (*satd_4x4_xn)(const uint8_t* src, int src_stride, const uint8_t* preds, int n, uint32_t* out);
-  const char* name;
 };
 
-// The plain C++ reference implementations.
+// Fills f for the CPU flags (common/cpu.h): the plain versions, then the SIMD ones the flags allow.
+void pixel_init(uint32_t cpu, PixelFuncs& f);
+// The plain table (pixel_init with no flags), for code that is plain C++ by design (gpu/subpel_twin.cpp).
 const PixelFuncs& pixel_ref();
-// The fastest implementations this CPU supports (selected once at start); same results as pixel_ref().
-const PixelFuncs& pixel_best();
-// All variants that run on this CPU, reference first (for checkasm and benchmarks). Returns the count.
-int pixel_variants(const PixelFuncs** out, int max);
 
 }  // namespace gme

@@ -1,10 +1,10 @@
 // AVX2 versions of the pixel primitives. Only these functions are compiled for AVX2 (target attribute), so the
-// program still runs on CPUs without it; pixel_simd.cpp registers them after __builtin_cpu_supports("avx2").
+// program still runs on CPUs without it; pixel_init() installs them when the CPU flags include kCpuAvx2.
 // Routines without an AVX2 gain (8- and 4-wide SADs) keep their SSE2 versions.
 #include "common/pixel_simd_impl.h"
 #include "common/hadamard_simd.h"
 
-#if defined(GME_X86)
+#if defined(GME_X86_SIMD)
 #include <immintrin.h>
 
 #include <cstring>

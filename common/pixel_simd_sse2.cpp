@@ -1,8 +1,8 @@
-// SSE2 versions of the pixel primitives (baseline x86-64: no run-time check needed).
+// SSE2 versions of the pixel primitives; pixel_init() installs them when the CPU flags include kCpuSse2.
 #include "common/pixel_simd_impl.h"
 #include "common/hadamard_simd.h"
 
-#if defined(GME_X86)
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 
 #include <cstring>

@@ -1,6 +1,8 @@
 #include "common/plane_ssd.h"
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -16,7 +18,7 @@ uint64_t plane_ssd_c(const uint8_t* a, int a_stride, const uint8_t* b, int b_str
   return s;
 }
 
-#if defined(__SSE2__)
+#if defined(GME_X86_SIMD)
 namespace {
 // 16 samples per step: differences in 16-bit lanes, squared and pairwise added by pmaddwd into 32-bit lanes. A
 // row's partial sums stay below 2^32 for widths up to 66,000 (65025 per sample over 4 lanes x 2 products), and are
@@ -48,21 +50,13 @@ uint64_t plane_ssd_sse2(const uint8_t* a, int a_stride, const uint8_t* b, int b_
 }  // namespace
 #endif
 
-uint64_t plane_ssd(const uint8_t* a, int a_stride, const uint8_t* b, int b_stride, int w, int h) {
-#if defined(__SSE2__)
-  return plane_ssd_sse2(a, a_stride, b, b_stride, w, h);
+void plane_ssd_init(uint32_t cpu, PlaneSsdFn& f) {
+  f = plane_ssd_c;
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = plane_ssd_sse2;
 #else
-  return plane_ssd_c(a, a_stride, b, b_stride, w, h);
+  (void)cpu;
 #endif
-}
-
-int plane_ssd_variants(PlaneSsdFn* out, const char** names, int max) {
-  int k = 0;
-  if (k < max) { out[k] = plane_ssd_c; names[k++] = "c"; }
-#if defined(__SSE2__)
-  if (k < max) { out[k] = plane_ssd_sse2; names[k++] = "sse2"; }
-#endif
-  return k;
 }
 
 }  // namespace gme

@@ -64,6 +64,42 @@ int quant4x4(const int coef[16], int qp, int offset, int first, int levels_zz[16
   return nz;
 }
 
+namespace {
+
+// JM's rshift_rnd_sf on an int product (x + 2^(a-1)) >> a, in its 32-bit wrap-around arithmetic.
+inline int32_t jm_round_shift(int64_t x, int a) {
+  const uint32_t wrapped = static_cast<uint32_t>(x) + (1u << (a - 1));
+  return static_cast<int32_t>(wrapped) >> a;
+}
+
+}  // namespace
+
+int quant4x4_adaptive(const int coef[16], int qp, const int16_t offset[16], int weight, int first, int levels_zz[16],
+                      int16_t adjust[16]) {
+  const int per = qp / 6, rem = qp % 6, qbits = 15 + per;
+  int nz = 0;
+  for (int k = 0; k < first; ++k) levels_zz[k] = 0;
+  for (int k = first; k < 16; ++k) {
+    const int i = kQuantByScan.raster[k];
+    const int c = coef[i];
+    levels_zz[k] = 0;
+    adjust[i] = 0;
+    if (c == 0) continue;
+    const int scaled = std::abs(c) * kQuantByScan.q[rem][k];
+    int level = (scaled + (offset[i] << (qbits - 11))) >> qbits;
+    if (level == 0) continue;
+    if (level > kMaxLevel) level = kMaxLevel;
+    // JM stores the adjustment as int and adds it to its offset list as short: the truncation is the same here.
+    adjust[i] = static_cast<int16_t>(
+        jm_round_shift(static_cast<int64_t>(weight) * static_cast<int32_t>(static_cast<uint32_t>(scaled) -
+                                                                         (static_cast<uint32_t>(level) << qbits)),
+                       qbits + 1));
+    levels_zz[k] = c < 0 ? -level : level;
+    ++nz;
+  }
+  return nz;
+}
+
 int quant_dc4x4(const int dc[16], int qp, int offset, int levels_zz[16]) {
   // One more bit of shift than AC: the DC path carries the extra gain of the Hadamard (halved already).
   const int qbits = 16 + qp / 6, rem = qp % 6;

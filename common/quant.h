@@ -1,9 +1,10 @@
 // Quantisation and dequantisation (H.264 8.5.9 .. 8.5.12 for the decoder side, flat scaling matrices).
 //
-// Forward quantisation follows JM 19.0 with fixed (non-adaptive) rounding: level = (|c| * Q + f) >> qbits,
-// f = offset << (qbits - 11) where offset is JM's q_offsets default in 1/2048 units: 682 (~1/3) for every block of
-// an I slice, 342 (~1/6) for every block of a P slice, intra macroblocks included (JM's INTRA4X4_*_INTERP lists).
-// AdaptiveRounding is not implemented (doc/CODING_TOOLS.md).
+// Forward quantisation follows JM 19.0: level = (|c| * Q + f) >> qbits, f = offset << (qbits - 11) where offset is
+// a rounding offset in 1/2048 units. JM's default offsets are 682 (~1/3) for every block of an I slice and 342
+// (~1/6) for every block of a P slice, intra macroblocks included (JM's INTRA4X4_*_INTERP lists); with
+// AdaptiveRounding they become one offset per coefficient position that adapts as the picture is coded
+// (common/quant_rounding.h, quant4x4_adaptive below).
 #pragma once
 #include <cstdint>
 
@@ -20,6 +21,13 @@ int chroma_qp(int qp_y, int chroma_qp_offset);
 // Quantises a transformed 4x4 block (raster order in coef) into levels in zig-zag scan order. first = 1 skips
 // the DC position (Intra16x16 AC, chroma AC). Returns the number of non-zero levels.
 int quant4x4(const int coef[16], int qp, int offset, int first, int levels_zz[16]);
+// JM 19.0 quant_4x4_around / quant_ac4x4_around (quant4x4_around.c): as quant4x4 with one offset per coefficient
+// position (raster, 1/2048), also writing each position's adaptive-rounding adjustment into adjust (raster):
+// round((weight * (|c| * Q - (level << qbits))) / 2^(qbits + 1)) for a non-zero level, 0 for a zero coefficient
+// or level; positions below `first` (zig-zag) keep their adjust value. Levels are clipped to kMaxLevel before
+// the adjustment is taken, and the arithmetic is JM's 32-bit int arithmetic.
+int quant4x4_adaptive(const int coef[16], int qp, const int16_t offset[16], int weight, int first, int levels_zz[16],
+                      int16_t adjust[16]);
 // Quantises the 4x4 luma DC block (already Hadamard transformed and halved) into zig-zag levels.
 int quant_dc4x4(const int dc[16], int qp, int offset, int levels_zz[16]);
 // Quantises the 2x2 chroma DC block (Hadamard transformed), raster order levels.

@@ -10,7 +10,7 @@
 namespace gme {
 namespace {
 
-// The reference: the separate steps the encoder used before, in the same order.
+// The plain versions: the separate steps (transform.h, quant.h) in their order.
 int fwd_c(const uint8_t* src, int ss, const uint8_t* pred, int ps, int qp, int offset, int first, int levels_zz[16],
           int* dc) {
   int d[16], coef[16];
@@ -31,8 +31,6 @@ void inv_c(const int levels_zz[16], int qp, int first, const int* dc, const uint
     for (int x = 0; x < 4; ++x) dst[y * ds + x] = clip_pixel(pred[y * ps + x] + r[4 * y + x]);
 }
 
-const Residual4x4Funcs kRef = {fwd_c, inv_c, "c"};
-
 }  // namespace
 
 void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int dst_stride) {
@@ -45,24 +43,13 @@ void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int d
     for (int x = 0; x < 4; ++x) dst[y * dst_stride + x] = clip_pixel(pred[y * pred_stride + x] + r);
 }
 
-const Residual4x4Funcs& residual4x4_ref() { return kRef; }
-
-int residual4x4_variants(const Residual4x4Funcs** out, int max) {
-  int n = 0;
-  if (n < max) out[n++] = &kRef;
-#if defined(__x86_64__)
-  if (n < max) out[n++] = &residual4x4_sse2();
+void residual4x4_init(uint32_t cpu, Residual4x4Funcs& f) {
+  f = {fwd_c, inv_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) residual4x4_fill_sse2(f);
+#else
+  (void)cpu;
 #endif
-  return n;
-}
-
-const Residual4x4Funcs& residual4x4_best() {
-  static const Residual4x4Funcs* best = [] {
-    const Residual4x4Funcs* v[4];
-    const int n = residual4x4_variants(v, 4);
-    return v[n - 1];
-  }();
-  return *best;
 }
 
 }  // namespace gme

@@ -2,8 +2,8 @@
 // levels) and inverse (dequantisation, inverse transform, pred + residual clipped into the picture). These run
 // hundreds of times per macroblock (every Intra4x4 block is coded in every macroblock, RDOptimization 1 codes
 // every mode and candidate), so the composition of diff / fdct4x4 / quant4x4 and dequant4x4 / idct4x4 / add
-// is worth one SIMD pass. The plain C++ reference is exactly that composition; SIMD variants are compared with it
-// bit for bit by tests/test_residual4x4.cpp.
+// is worth one SIMD pass. The plain C++ version is exactly that composition; residual4x4_init() installs the SIMD
+// ones the CPU flags allow (part of DspFuncs, common/dsp.h; compared bit for bit by tests/test_checkasm.cpp).
 #pragma once
 #include <cstdint>
 
@@ -22,7 +22,6 @@ using Inv4x4Fn = void (*)(const int levels_zz[16], int qp, int first, const int*
 struct Residual4x4Funcs {
   Fwd4x4Fn fwd;
   Inv4x4Fn inv;
-  const char* name;
 };
 
 // The inverse of a block whose only coefficient is its (already dequantised) DC: the inverse transform (8.5.12)
@@ -30,9 +29,7 @@ struct Residual4x4Funcs {
 // *dc = dc (tests/test_residual4x4.cpp).
 void add_dc4x4(const uint8_t* pred, int pred_stride, int dc, uint8_t* dst, int dst_stride);
 
-const Residual4x4Funcs& residual4x4_ref();
-const Residual4x4Funcs& residual4x4_best();
-// All variants that run on this CPU, reference first. Returns the count.
-int residual4x4_variants(const Residual4x4Funcs** out, int max);
+// Fills f for the CPU flags (common/cpu.h).
+void residual4x4_init(uint32_t cpu, Residual4x4Funcs& f);
 
 }  // namespace gme

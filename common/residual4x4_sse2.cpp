@@ -3,7 +3,7 @@
 // step is exact. The inverse runs in 32 bits like the reference (dequantised values reach 2063 * 29 << 8).
 #include "common/residual4x4_simd.h"
 
-#if defined(__x86_64__)
+#if defined(GME_X86_SIMD)
 #include <emmintrin.h>
 
 #include <cstring>
@@ -157,11 +157,12 @@ void inv_sse2(const int levels_zz[16], int qp, int first, const int* dc, const u
   for (int y = 0; y < 4; ++y) std::memcpy(dst + y * ds, bytes + 4 * y, 4);
 }
 
-const Residual4x4Funcs kSse2 = {fwd_sse2, inv_sse2, "sse2"};
-
 }  // namespace
 
-const Residual4x4Funcs& residual4x4_sse2() { return kSse2; }
+void residual4x4_fill_sse2(Residual4x4Funcs& f) {
+  f.fwd = fwd_sse2;
+  f.inv = inv_sse2;
+}
 
 }  // namespace gme
 #endif

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "common/exp_golomb.h"  // se_bits: the motion cost's vector bits
+
 namespace gme {
 
 // Motion vector in quarter-pel units (the unit of the bitstream).
@@ -29,15 +31,6 @@ constexpr int kLambdaBits = 16;
 constexpr int kJmLambdaBits = 5;
 inline int lambda_factor(double lambda) {
   return static_cast<int>(lambda * (1 << kJmLambdaBits) + 0.5) << (kLambdaBits - kJmLambdaBits);
-}
-
-// Length in bits of the se(v) code of v (JM's mvbits[] table): 2 * floor(log2(code_num + 1)) + 1. Called for
-// every candidate of every motion search and re-ranking, hence the count-leading-zeros form instead of a loop.
-// code_num + 1 is 2v for v > 0 and 2|v| + 1 otherwise; 2|v| + 1 has the same highest bit in both cases (2v is even,
-// so adding 1 crosses no power of two), which leaves no branch: abs, lea, bsr, lea.
-inline int se_bits(int v) {
-  const unsigned a = v < 0 ? 0u - static_cast<unsigned>(v) : static_cast<unsigned>(v);
-  return 2 * (31 ^ __builtin_clz(2u * a + 1u)) + 1;
 }
 
 }  // namespace gme

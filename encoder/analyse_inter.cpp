@@ -28,9 +28,9 @@ uint64_t md_distortion_16x16(const MbContext& c, const uint8_t pred[256]) {
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
   switch (c.p->md_distortion) {
-    case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
-    case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return c.px->satd[kB16x16](src, ss, pred, 16);
+    case 0: return c.dsp->pixel.sad[kB16x16](src, ss, pred, 16);
+    case 1: return c.dsp->pixel.ssd[kB16x16](src, ss, pred, 16);
+    default: return c.dsp->pixel.satd[kB16x16](src, ss, pred, 16);
   }
 }
 
@@ -72,7 +72,7 @@ struct Searcher {
     skip_mv = predict_skip_mv(mvctx());
     if (c.p->rd_optimization == 0) {
       uint8_t pred[256];
-      predict_luma(pred, 16, *c.refs[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
+      predict_luma(c.dsp->mc, pred, 16, *c.refs[0], 16 * c.mb_x, 16 * c.mb_y, skip_mv, 16, 16);
       skip_cost = static_cast<int64_t>(md_distortion_16x16(c, pred) << kLambdaBits) -
                   static_cast<int64_t>(c.lam.mf[2]) * 8;
     }
@@ -98,7 +98,7 @@ struct Searcher {
     msp.zero_mv_bonus = c.p->rd_optimization == 0 && ref == 0 && part == 0;
     msp.planes = c.refs[ref]->halfpel.get();
     MotionResult r = refine_partition(src, part, best, pred, src_luma(c), c.src->plane[0].stride,
-                                      c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.px);
+                                      c.refs[ref]->plane[0], 16 * c.mb_x, 16 * c.mb_y, msp, *c.dsp);
     if (timed) {
       sampled_ticks += stage_ticks() - t1;
       ++sampled;
@@ -190,13 +190,13 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
   const Frame& rf = *c.refs[ref];
   for (int i = 0; i < n; ++i) {
     const PartitionGeometry g = partition_geometry(first + i);
-    predict_luma(pred + 4 * g.x + 64 * g.y, 16, rf, 16 * c.mb_x + 4 * g.x, 16 * c.mb_y + 4 * g.y, mvs[i], 4 * g.w,
-                 4 * g.h);
+    predict_luma(c.dsp->mc, pred + 4 * g.x + 64 * g.y, 16, rf, 16 * c.mb_x + 4 * g.x, 16 * c.mb_y + 4 * g.y, mvs[i],
+                 4 * g.w, 4 * g.h);
   }
   const int cnt_nonz = code_inter_luma8x8(c, b8, pred, mb);
   const int px = 16 * c.mb_x + 8 * (b8 & 1), py = 16 * c.mb_y + 8 * (b8 >> 1);
-  const int64_t d = static_cast<int64_t>(c.px->ssd[kB8x8](c.src->plane[0].at(px, py), c.src->plane[0].stride,
-                                                          c.rec->plane[0].at(px, py), c.rec->plane[0].stride))
+  const int64_t d = static_cast<int64_t>(c.dsp->pixel.ssd[kB8x8](c.src->plane[0].at(px, py), c.src->plane[0].stride,
+                                                                  c.rec->plane[0].at(px, py), c.rec->plane[0].stride))
                     << kLambdaBits;
   if (d >= min_rdcost) return d;
   int rate = ue_bits(static_cast<uint32_t>(st));
@@ -353,9 +353,10 @@ void load_rec(const MbContext& c, const RecSave& s) {
 
 // SSD of the macroblock's reconstruction (luma and chroma) in JM's fixed point, as RDOptimization 1 charges P_Skip.
 int64_t rd_skip_distortion(const MbContext& c) {
-  uint64_t d = c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
+  uint64_t d = c.dsp->pixel.ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
   for (int k = 0; k < 2; ++k)
-    d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
+    d += c.dsp->pixel.ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k),
+                                 c.rec->plane[1 + k].stride);
   return static_cast<int64_t>(d << kLambdaBits);
 }
 
@@ -458,7 +459,12 @@ void analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
       code_inter_candidate(c, out);
       // md_low.c: 16x16 without residual on the skip vector is coded as P_Skip. Its prediction (reference 0, the
       // same vector) and hence its reconstruction are the 16x16's, already in the picture: only the syntax changes.
-      if (is_skip_equivalent(out, skip)) skip.to_coding(out);
+      // JM keeps best_mode 16x16 there: the offsets are updated with the 16x16's adjustments.
+      if (is_skip_equivalent(out, skip)) {
+        const RoundingAdjust adjust = out.rounding_adjust;
+        skip.to_coding(out);
+        out.rounding_adjust = adjust;
+      }
     }
     coding_s = stage_clock_seconds() - t_code;
   } else {

@@ -18,9 +18,9 @@ inline uint64_t rate_fp(int lambda_factor, int64_t bits) { return static_cast<ui
 // Distortion of a w x h block by the MDDistortion metric (0 SAD, 1 SSE, 2 SATD).
 uint64_t md_distortion(const MbContext& c, BlockSize bs, const uint8_t* a, int as, const uint8_t* b, int bsd) {
   switch (c.p->md_distortion) {
-    case 0: return c.px->sad[bs](a, as, b, bsd);
-    case 1: return c.px->ssd[bs](a, as, b, bsd);
-    default: return c.px->satd[bs](a, as, b, bsd);
+    case 0: return c.dsp->pixel.sad[bs](a, as, b, bsd);
+    case 1: return c.dsp->pixel.ssd[bs](a, as, b, bsd);
+    default: return c.dsp->pixel.satd[bs](a, as, b, bsd);
   }
 }
 
@@ -46,9 +46,9 @@ uint64_t i16_distortion(const MbContext& c, const uint8_t* pred, uint32_t budget
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
   switch (c.p->md_distortion) {
-    case 0: return c.px->sad[kB16x16](src, ss, pred, 16);
-    case 1: return c.px->ssd[kB16x16](src, ss, pred, 16);
-    default: return i16_satd(*c.px, src, ss, pred, budget);
+    case 0: return c.dsp->pixel.sad[kB16x16](src, ss, pred, 16);
+    case 1: return c.dsp->pixel.ssd[kB16x16](src, ss, pred, 16);
+    default: return i16_satd(c.dsp->pixel, src, ss, pred, budget);
   }
 }
 
@@ -76,7 +76,16 @@ void copy_chroma_levels(const MbCoding& from, MbCoding& to) {
   to.chroma_mode = from.chroma_mode;
   std::memcpy(to.chroma_dc, from.chroma_dc, sizeof(to.chroma_dc));
   std::memcpy(to.chroma_ac, from.chroma_ac, sizeof(to.chroma_ac));
+  std::memcpy(to.rounding_adjust.chroma, from.rounding_adjust.chroma, sizeof(to.rounding_adjust.chroma));
   to.cbp = (to.cbp & 15) | (from.cbp & 0x30);
+}
+
+// One 4x4 block's adjustments in a macroblock's luma adjustment plane (JM store_/update_adaptive_rounding_4x4).
+void get_block_adjust(const MbCoding& mb, int blk, int16_t out[16]) {
+  for (int k = 0; k < 16; ++k) out[k] = mb.rounding_adjust.luma[4 * (blk >> 2) + (k >> 2)][4 * (blk & 3) + (k & 3)];
+}
+void set_block_adjust(MbCoding& mb, int blk, const int16_t in[16]) {
+  for (int k = 0; k < 16; ++k) mb.rounding_adjust.luma[4 * (blk >> 2) + (k >> 2)][4 * (blk & 3) + (k & 3)] = in[k];
 }
 
 }  // namespace
@@ -109,7 +118,7 @@ int decide_chroma_mode(const MbContext& c, int rate_lambda) {
     uint64_t d = 0;
     for (int k = 0; k < 2; ++k) {
       uint8_t pred[64];
-      predict_intra_chroma(mode, e[k], pred);
+      predict_intra_chroma(c.dsp->intra, mode, e[k], pred);
       // The four 4x4 distortions summed: exactly the 8x8 primitive (SATD rounds per 4x4 block).
       d += md_distortion(c, kB8x8, src_chroma(c, k), c.src->plane[1 + k].stride, pred, 8);
     }
@@ -127,7 +136,7 @@ uint64_t decide_intra16x16_mode(const MbContext& c, int* mode, int64_t bound) {
   for (int m = kI16V; m <= kI16Plane; ++m) {
     if (!intra16x16_mode_allowed(*c.p, m) || !intra16x16_mode_available(m, e)) continue;
     uint8_t pred[256];
-    predict_intra16x16(m, e, pred);
+    predict_intra16x16(c.dsp->intra, m, e, pred);
     // A mode costing min(best, bound) or more changes nothing the caller uses (see analyse_intra.h): its
     // distortion may stop at the first row of blocks that reaches ceil(that / 2^16).
     const int64_t limit = std::min<int64_t>(bound, static_cast<int64_t>(std::min<uint64_t>(best, INT64_MAX)));
@@ -162,11 +171,16 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
     int best_mode = kI4DC;
     int best_levels[16] = {};
     uint8_t best_rec[16];
+    // AdaptiveRounding, RD: the block's adjustments as they stood right after the best mode's trial (JM
+    // store_adaptive_rounding_4x4) - a trial with a zero residual quantises nothing, so that can be an earlier
+    // mode's - put back after the loop (update_adaptive_rounding_4x4).
+    const bool keep_adjust = rd && c.rounding->adaptive;
+    int16_t best_adjust[16] = {};
     // All nine predictions at once; with SATD (the usual MDDistortion) all nine distortions in one call too.
     uint8_t preds[9][16];
-    predict_intra4x4_all(e, preds);
+    c.dsp->intra.predict_4x4_all(e, preds);
     uint32_t satd[9];
-    if (!rd && c.p->md_distortion == 2) c.px->satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
+    if (!rd && c.p->md_distortion == 2) c.dsp->pixel.satd_4x4_xn(sp.at(x, y), sp.stride, preds[0], 9, satd);
     for (int mode = 0; mode < 9; ++mode) {
       if (!intra4x4_mode_allowed(*c.p, mode) || !intra4x4_mode_available(mode, e)) continue;
       const uint8_t* pred = preds[mode];
@@ -178,7 +192,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
         cost = rate_fp(lam, mode_bits) + dist_fp(d);
       } else {
         code_luma4x4(c, blk, pred, mb);
-        const uint64_t d = dist_fp(c.px->ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
+        const uint64_t d = dist_fp(c.dsp->pixel.ssd[kB4x4](sp.at(x, y), sp.stride, rp.at(x, y), rp.stride));
         // JM rdcost_for_4x4_intra_blocks with INTRA_RDCOSTCALC_ET: a distortion already >= the best cost is
         // returned without its rate; the most probable mode wins a tie.
         cost = d >= best ? d : d + rate_fp(lam, mode_bits + luma4x4_coeff_bits(c, cur, blk, mb.luma[blk]));
@@ -187,6 +201,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
           best_mode = mode;
           std::memcpy(best_levels, mb.luma[blk], sizeof(best_levels));
           for (int r = 0; r < 4; ++r) std::memcpy(best_rec + 4 * r, rp.at(x, y + r), 4);
+          if (keep_adjust) get_block_adjust(mb, blk, best_adjust);
         }
         continue;
       }
@@ -204,6 +219,7 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
     } else {
       std::memcpy(mb.luma[blk], best_levels, sizeof(best_levels));
       for (int r = 0; r < 4; ++r) std::memcpy(rp.at(x, y + r), best_rec + 4 * r, 4);
+      if (keep_adjust) set_block_adjust(mb, blk, best_adjust);
       nz = 0;
       for (int i = 0; i < 16; ++i) nz += best_levels[i] != 0;
     }
@@ -218,17 +234,23 @@ uint64_t code_intra4x4_blocks(const MbContext& c, MbCoding& mb, bool rd, uint64_
 uint64_t rd_cost_macroblock(const MbContext& c, const MbCoding& mb) {
   uint64_t d = 0;
   if (mb.type != MbType::IPCM) {
-    d += c.px->ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
+    d += c.dsp->pixel.ssd[kB16x16](src_luma(c), c.src->plane[0].stride, rec_luma(c), c.rec->plane[0].stride);
     for (int k = 0; k < 2; ++k)
-      d += c.px->ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k), c.rec->plane[1 + k].stride);
+      d += c.dsp->pixel.ssd[kB8x8](src_chroma(c, k), c.src->plane[1 + k].stride, rec_chroma(c, k),
+                                 c.rec->plane[1 + k].stride);
   }
   // One writer per thread, cleared per call: only the length is needed, and a fresh writer allocates its buffer
   // again for every candidate macroblock.
   static thread_local BitWriter bw;
   bw.clear();
   MbInfo scratch;
-  write_macroblock(bw, c, mb, scratch);
-  return dist_fp(d) + rate_fp(c.lam.md_factor, bw.bits());
+  MbBits bits;
+  write_macroblock(bw, c, mb, scratch, &bits);
+  int64_t rate = bw.bits();
+  // JM's writeIPCM_CAVLC leaves pcm_alignment_zero_bits out of the rate it returns (they depend on where the
+  // macroblock lands in its byte): I_PCM costs mb_type + 384 samples.
+  if (mb.type == MbType::IPCM) rate -= bits.coeff_y - 256 * 8;
+  return dist_fp(d) + rate_fp(c.lam.md_factor, rate);
 }
 
 uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds) {
@@ -289,11 +311,18 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   }
   uint64_t best = kMaxCost;
   int best_kind = -1;  // 0 I16, 1 I4, 2 IPCM
-  // FastCrIntraDecision = 1 (cfg/encoder_baseline.cfg): the chroma mode is fixed beforehand by
-  // intra_chroma_RD_decision, the macroblock types then compete with it only.
-  const int fast_mode = decide_chroma_mode(c, c.lam.mf[2]);
-  for (int cm = fast_mode; cm <= fast_mode; ++cm) {
-    MbCoding chroma;
+  // md_high.c: FastCrIntraDecision = 1 fixes the chroma mode beforehand (intra_chroma_RD_decision) and the
+  // macroblock types compete with it only; with 0 (JM's default) every available chroma mode is a round of its own
+  // in which the intra types compete again (JM recodes the luma each round, with the same result), rounds in mode
+  // order, a later candidate strictly better.
+  int cm_first = kIcDC, cm_last = p.chroma_intra_disable ? kIcDC : kIcPlane;
+  if (p.fast_cr_intra_decision) cm_first = cm_last = decide_chroma_mode(c, c.lam.mf[2]);
+  Edge16 chroma_edge;
+  edge_chroma(c, 0, chroma_edge);
+  MbCoding chroma;
+  for (int cm = cm_first; cm <= cm_last; ++cm) {
+    if (!intra_chroma_mode_available(cm, chroma_edge)) continue;
+    chroma = MbCoding();
     chroma.chroma_mode = cm;
     code_chroma_intra(c, chroma);
     // JM md_high.c order: I16MB, I4MB, IPCM (mb_mode_table); a later candidate must be strictly better.
@@ -324,6 +353,8 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   } else {
     load_luma(c, best_kind == 0 ? rec16 : rec4);
     load_chroma(c, rec_chroma_best);
+    // AdaptiveRounding: JM's chroma adjustments of the winning type are those of its last round's chroma coding.
+    std::memcpy(out.rounding_adjust.chroma, chroma.rounding_adjust.chroma, sizeof(out.rounding_adjust.chroma));
   }
   return best;
 }

@@ -206,4 +206,6 @@ std::string Encoder::integer_me_path_so_far() const {
   return d.me_path;
 }
 
+const DspFuncs& Encoder::dsp() const { return impl_->state.dsp; }
+
 }  // namespace gme

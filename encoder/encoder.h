@@ -52,11 +52,34 @@ struct StageTimes {
   }
 };
 
+// A picture's bits by syntax element, counted as JM 19.0 counts them for its stats.dat (macroblock.c
+// next_macroblock, slice.c): what is left of `bits` (start codes, NAL header bytes, rbsp trailing bits, emulation
+// prevention) is in no category, as in JM.
+struct PictureBitUse {
+  int64_t header = 0;   // slice headers
+  int64_t mode = 0;     // mb_skip_run, mb_type, sub_mb_type, Intra4x4 prediction modes (JM "Mode")
+  int64_t motion = 0;   // ref_idx and mvd (JM "Motion Info", bit_use_mode)
+  int64_t cbp = 0;      // coded_block_pattern
+  int64_t dquant = 0;   // mb_qp_delta
+  int64_t coeff_y = 0;  // luma residual; I_PCM alignment and luma samples
+  int64_t coeff_c = 0;  // chroma residual and intra_chroma_pred_mode; I_PCM chroma samples
+  int64_t motion_by_type[9] = {};  // `motion` split by MbType (JM's MotionInfo bits per mode)
+  int64_t syntax() const { return header + mode + motion + cbp + dquant + coeff_y + coeff_c; }
+  PictureBitUse& operator+=(const PictureBitUse& o) {
+    header += o.header; mode += o.mode; motion += o.motion; cbp += o.cbp; dquant += o.dquant;
+    coeff_y += o.coeff_y; coeff_c += o.coeff_c;
+    for (int i = 0; i < 9; ++i) motion_by_type[i] += o.motion_by_type[i];
+    return *this;
+  }
+};
+
 struct PictureResult {
   SliceType type = SliceType::I;
   bool idr = false;
   int qp = 0;
-  int64_t bits = 0;        // bits of this picture's NAL units (parameter sets written with it included)
+  int64_t bits = 0;        // bits of this picture's slice NAL units, start codes included (JM's Bit/pic)
+  int64_t param_set_bits = 0;  // bits of the SPS and PPS NAL units written before it (JM's NVB line)
+  PictureBitUse bit_use;   // `bits` by syntax element
   int num_slices = 0;
   int poc = 0;
   int frame_num = 0;
@@ -104,6 +127,8 @@ class Encoder {
   std::string integer_me_path() const;
   // The same without waiting: "gpu: starting CUDA device N" while the start-up is still running.
   std::string integer_me_path_so_far() const;
+  // The function table the encoder runs (common/dsp.h: its CPU flags, and the plane SSD of the driver's PSNR).
+  const DspFuncs& dsp() const;
 
  private:
   struct Impl;

@@ -25,10 +25,12 @@ SequenceHeader make_sequence_header(const EncoderParams& p, int coded_w, int cod
 std::vector<uint8_t> write_sps(const SequenceHeader& h) {
   BitWriter bw;
   bw.put(8, static_cast<uint32_t>(h.profile_idc));
-  // constraint_set0_flag = 1 and constraint_set1_flag = 1 (the stream also obeys Main), then set2..5 and the
-  // reserved bits zero.
-  bw.put(8, 0xC0);
-  bw.put(8, static_cast<uint32_t>(h.level_idc));
+  // constraint_set0_flag = 1 and constraint_set1_flag = 1 (the stream also obeys Main: Constrained Baseline; JM
+  // writes 0, doc/RD.md), set2, set4, set5 and the reserved bits zero. LevelIDC 9 is level 1b, which the Baseline
+  // profile signals as level_idc 11 with constraint_set3_flag = 1 (as JM writes it).
+  const bool level_1b = h.level_idc == 9;
+  bw.put(8, level_1b ? 0xD0u : 0xC0u);
+  bw.put(8, static_cast<uint32_t>(level_1b ? 11 : h.level_idc));
   bw.ue(0);  // seq_parameter_set_id
   bw.ue(static_cast<uint32_t>(h.log2_max_frame_num - 4));
   bw.ue(static_cast<uint32_t>(h.poc_type));
@@ -60,7 +62,7 @@ std::vector<uint8_t> write_pps(const SequenceHeader& h) {
   bw.flag(false);  // bottom_field_pic_order_in_frame_present_flag
   bw.ue(0);        // num_slice_groups_minus1
   bw.ue(static_cast<uint32_t>(h.num_ref_idx_default - 1));
-  bw.ue(0);        // num_ref_idx_l1_default_active_minus1
+  bw.ue(static_cast<uint32_t>(h.num_ref_idx_default - 1));  // l1 default: unused without B slices; JM's value
   bw.flag(false);  // weighted_pred_flag
   bw.put(2, 0);    // weighted_bipred_idc
   bw.se(h.pic_init_qp - 26);

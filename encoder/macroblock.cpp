@@ -21,14 +21,32 @@ namespace {
 inline int blk_x(int blk) { return blk & 3; }
 inline int blk_y(int blk) { return blk >> 2; }
 
-// The fused per-block residual coding (common/residual4x4.h), chosen once for this CPU.
-const Residual4x4Funcs& r4() {
-  static const Residual4x4Funcs& f = residual4x4_best();
-  return f;
-}
+// The fused per-block residual coding (common/residual4x4.h) of the encoder's function table.
+inline const Residual4x4Funcs& r4(const MbContext& c) { return c.dsp->residual4x4; }
 
 void copy4x4(const uint8_t* pred, int pred_stride, uint8_t* dst, int dst_stride) {
   for (int y = 0; y < 4; ++y) std::memcpy(dst + y * dst_stride, pred + y * pred_stride, 4);
+}
+
+// A 4x4 block's adjustments (raster) into a macroblock's adjustment plane at (x0, y0); `from` 1 leaves the DC.
+template <int W>
+void put_adjust(int16_t (*plane)[W], int x0, int y0, const int16_t adj[16], int from = 0) {
+  for (int k = from; k < 16; ++k) plane[y0 + (k >> 2)][x0 + (k & 3)] = adj[k];
+}
+
+// Forward coding of one luma 4x4 block (first = 0) at raster block blk with the macroblock's offsets of class
+// `intra`: the fixed-offset fast path, or with AdaptiveRounding JM's adaptive quantiser, whose adjustments go to
+// mb.rounding_adjust unless the residual is zero everywhere (JM's check_zero: the block is not quantised).
+int fwd_luma4x4(const MbContext& c, int blk, const uint8_t* src, int ss, const uint8_t* pred, int ps, bool intra,
+                MbCoding& mb) {
+  const QuantRounding& qr = *c.rounding;
+  if (!qr.adaptive) return r4(c).fwd(src, ss, pred, ps, c.qp, qr.luma[intra][0], 0, mb.luma[blk], nullptr);
+  int16_t adj[16];
+  bool flat = false;
+  const int nz = fwd4x4_adaptive(src, ss, pred, ps, c.qp, qr.luma[intra], qr.weight, 0, mb.luma[blk], nullptr, adj,
+                                 &flat);
+  if (!flat) put_adjust(mb.rounding_adjust.luma, 4 * blk_x(blk), 4 * blk_y(blk), adj);
+  return nz;
 }
 
 }  // namespace
@@ -64,9 +82,9 @@ int code_luma4x4(const MbContext& c, int blk, const uint8_t pred[16], MbCoding& 
   const Plane& sp = c.src->plane[0];
   Plane& rp = c.rec->plane[0];
   const int x = 16 * c.mb_x + 4 * blk_x(blk), y = 16 * c.mb_y + 4 * blk_y(blk);
-  const int nz = r4().fwd(sp.at(x, y), sp.stride, pred, 4, c.qp, c.quant_offset, 0, mb.luma[blk], nullptr);
+  const int nz = fwd_luma4x4(c, blk, sp.at(x, y), sp.stride, pred, 4, true, mb);
   if (nz) {
-    r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred, 4, rp.at(x, y), rp.stride);
+    r4(c).inv(mb.luma[blk], c.qp, 0, nullptr, pred, 4, rp.at(x, y), rp.stride);
   } else {
     copy4x4(pred, 4, rp.at(x, y), rp.stride);
   }
@@ -77,19 +95,30 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   Edge16 e;
   edge_luma16(c, e);
   uint8_t pred[256];
-  predict_intra16x16(mb.i16_mode, e, pred);
+  predict_intra16x16(c.dsp->intra, mb.i16_mode, e, pred);
   const uint8_t* src = src_luma(c);
   const int ss = c.src->plane[0].stride;
+  const QuantRounding& qr = *c.rounding;
   int dc[16];
   bool ac = false;
+  if (qr.adaptive) std::memset(mb.rounding_adjust.luma, 0, sizeof(mb.rounding_adjust.luma));
   for (int blk = 0; blk < 16; ++blk) {
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    ac |= r4().fwd(src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 1,
-                   mb.luma[blk], &dc[blk]) != 0;
+    const uint8_t* s4 = src + 4 * blk_x(blk) + 4 * blk_y(blk) * ss;
+    if (!qr.adaptive) {
+      ac |= r4(c).fwd(s4, ss, pred + off, 16, c.qp, qr.luma[1][0], 1, mb.luma[blk], &dc[blk]) != 0;
+      continue;
+    }
+    int16_t adj[16];
+    ac |= fwd4x4_adaptive(s4, ss, pred + off, 16, c.qp, qr.luma[1], qr.weight, 1, mb.luma[blk], &dc[blk], adj) != 0;
+    // JM (block.c residual_transform_quant_luma_16x16) hands every row of blocks the adjustment array of the whole
+    // macroblock without the row's offset: each row of blocks writes rows 0..3, the last one stays, rows 4..15 and
+    // the DC positions keep 0 - and that is what update_offset_params adds.
+    put_adjust(mb.rounding_adjust.luma, 4 * blk_x(blk), 0, adj, 1);
   }
   int dc_t[16];
   fwd_hadamard4x4_dc(dc, dc_t);
-  quant_dc4x4(dc_t, c.qp, c.quant_offset, mb.luma_dc);
+  quant_dc4x4(dc_t, c.qp, qr.luma[1][0], mb.luma_dc);
   mb.cbp = (mb.cbp & 0x30) | (ac ? 15 : 0);
 
   int dcY[16];
@@ -99,7 +128,7 @@ void code_intra16x16(const MbContext& c, MbCoding& mb) {
   // Without AC every level is 0, so dequantising them all is the same as skipping it.
   for (int blk = 0; blk < 16; ++blk) {
     const int off = 4 * blk_x(blk) + 64 * blk_y(blk);
-    r4().inv(mb.luma[blk], c.qp, 1, &dcY[blk], pred + off, 16, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
+    r4(c).inv(mb.luma[blk], c.qp, 1, &dcY[blk], pred + off, 16, rec + 4 * blk_x(blk) + 4 * blk_y(blk) * rs, rs);
   }
 }
 
@@ -122,17 +151,31 @@ int coeff_cost(const int* levels_zz, int first) {
 }  // namespace
 
 void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
+  const QuantRounding& qr = *c.rounding;
+  const bool intra = mb_is_intra(mb.type);
   bool any_dc = false, any_ac = false;
   for (int comp = 0; comp < 2; ++comp) {
     const uint8_t* src = src_chroma(c, comp);
     const int ss = c.src->plane[1 + comp].stride;
+    const int16_t* offset = qr.chroma[comp][intra];
     int dc[4];
     bool ac = false;
     int cost = 0;
     for (int b = 0; b < 4; ++b) {
       const int bx = b & 1, by = b >> 1;
-      if (r4().fwd(src + 4 * bx + 4 * by * ss, ss, pred[comp] + 4 * bx + 32 * by, 8, c.qp_c, c.quant_offset, 1,
-                   mb.chroma_ac[comp][b], &dc[b])) {
+      const uint8_t* s4 = src + 4 * bx + 4 * by * ss;
+      const uint8_t* p4 = pred[comp] + 4 * bx + 32 * by;
+      int nz;
+      if (qr.adaptive) {
+        // Every AC position is written (JM quantises a zero residual too); the DC positions keep 0.
+        int16_t adj[16];
+        nz = fwd4x4_adaptive(s4, ss, p4, 8, c.qp_c, offset, qr.weight, 1, mb.chroma_ac[comp][b], &dc[b], adj);
+        adj[0] = 0;
+        put_adjust(mb.rounding_adjust.chroma[comp], 4 * bx, 4 * by, adj);
+      } else {
+        nz = r4(c).fwd(s4, ss, p4, 8, c.qp_c, offset[0], 1, mb.chroma_ac[comp][b], &dc[b]);
+      }
+      if (nz) {
         ac = true;
         cost += coeff_cost(mb.chroma_ac[comp][b], 1);
       }
@@ -145,7 +188,7 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
     any_ac |= ac;
     int dc_t[4];
     hadamard2x2(dc, dc_t);
-    any_dc |= quant_dc2x2(dc_t, c.qp_c, c.quant_offset, mb.chroma_dc[comp]) != 0;
+    any_dc |= quant_dc2x2(dc_t, c.qp_c, offset[0], mb.chroma_dc[comp]) != 0;
   }
   const int cbp_c = any_ac ? 2 : any_dc ? 1 : 0;
   mb.cbp = (mb.cbp & 15) | (cbp_c << 4);
@@ -162,7 +205,7 @@ void code_chroma(const MbContext& c, const uint8_t pred[2][64], MbCoding& mb) {
       const int bx = b & 1, by = b >> 1;
       const uint8_t* p = pred[comp] + 4 * bx + 32 * by;
       uint8_t* d = rec + 4 * bx + 4 * by * rs;
-      if (cbp_c == 2) r4().inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], p, 8, d, rs);
+      if (cbp_c == 2) r4(c).inv(mb.chroma_ac[comp][b], c.qp_c, 1, &dcC[b], p, 8, d, rs);
       else add_dc4x4(p, 8, dcC[b], d, rs);
     }
   }
@@ -208,11 +251,11 @@ void predict_inter(const MbContext& c, const MbCoding& mb, uint8_t luma[256], ui
     const int blk = pt.x + 4 * pt.y;
     const Frame& ref = *c.refs[mb.ref_idx[(pt.x >> 1) + 2 * (pt.y >> 1)]];
     const MV mv = mb.mv[blk];
-    predict_luma(luma + 4 * pt.x + 64 * pt.y, 16, ref, 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv, 4 * pt.w,
-                 4 * pt.h);
+    predict_luma(c.dsp->mc, luma + 4 * pt.x + 64 * pt.y, 16, ref, 16 * c.mb_x + 4 * pt.x, 16 * c.mb_y + 4 * pt.y, mv,
+                 4 * pt.w, 4 * pt.h);
     for (int k = 0; k < 2; ++k)
-      mc_chroma(chroma[k] + 2 * pt.x + 16 * pt.y, 8, ref.plane[1 + k], 8 * c.mb_x + 2 * pt.x, 8 * c.mb_y + 2 * pt.y,
-                mv, 2 * pt.w, 2 * pt.h);
+      c.dsp->mc.chroma(chroma[k] + 2 * pt.x + 16 * pt.y, 8, ref.plane[1 + k], 8 * c.mb_x + 2 * pt.x,
+                       8 * c.mb_y + 2 * pt.y, mv, 2 * pt.w, 2 * pt.h);
   }
 }
 
@@ -227,6 +270,7 @@ void code_inter(const MbContext& c, const uint8_t luma[256], const uint8_t chrom
     }
     mb.cbp = 0;
     std::memset(mb.luma, 0, sizeof(mb.luma));
+    mb.rounding_adjust = RoundingAdjust();  // nothing is quantised
     return;
   }
   int cbp = 0, mb_cost = 0;
@@ -258,8 +302,9 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int blk = 2 * (b8 & 1) + 8 * (b8 >> 1) + (i & 1) + 4 * (i >> 1);
     blks[i] = blk;
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
-    if (r4().fwd(src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, c.qp, c.quant_offset, 0,
-                 mb.luma[blk], nullptr)) {
+    // A block not quantised (zero residual) keeps the adjustments it had: zero, since each inter macroblock is
+    // coded from a fresh MbCoding, as JM's arrays are reset per macroblock and written once per mode.
+    if (fwd_luma4x4(c, blk, src + 4 * (blk & 3) + 4 * (blk >> 2) * ss, ss, pred + off, 16, false, mb)) {
       nz8 = true;
       cost8 += coeff_cost(mb.luma[blk], 0);
     }
@@ -274,7 +319,7 @@ int code_inter_luma8x8(const MbContext& c, int b8, const uint8_t pred[256], MbCo
     const int off = 4 * (blk & 3) + 64 * (blk >> 2);
     uint8_t* dst = rec + 4 * (blk & 3) + 4 * (blk >> 2) * rp.stride;
     if (nz8) {
-      r4().inv(mb.luma[blk], c.qp, 0, nullptr, pred + off, 16, dst, rp.stride);
+      r4(c).inv(mb.luma[blk], c.qp, 0, nullptr, pred + off, 16, dst, rp.stride);
     } else {
       copy4x4(pred + off, 16, dst, rp.stride);
     }
@@ -308,7 +353,7 @@ void code_chroma_intra(const MbContext& c, MbCoding& mb) {
   for (int comp = 0; comp < 2; ++comp) {
     Edge16 e;
     edge_chroma(c, comp, e);
-    predict_intra_chroma(mb.chroma_mode, e, pred[comp]);
+    predict_intra_chroma(c.dsp->intra, mb.chroma_mode, e, pred[comp]);
   }
   code_chroma(c, pred, mb);
 }
@@ -444,21 +489,47 @@ void fill_mbinfo(const MbContext& c, const MbCoding& mb, MbInfo& info) {
   }
 }
 
-int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info) {
+void add_bits(PictureBitUse& use, const MbBits& bits, MbType type) {
+  use.mode += bits.mode;
+  use.motion += bits.motion;
+  use.motion_by_type[static_cast<int>(type)] += bits.motion;
+  use.cbp += bits.cbp;
+  use.dquant += bits.dquant;
+  use.coeff_y += bits.coeff_y;
+  use.coeff_c += bits.coeff_c;
+}
+
+int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info, MbBits* bits) {
   const int64_t start = bw.bits();
+  // JM's categories (macroblock.c writeMBLayer*, write_chroma_intra_pred_mode, writeCBPandDquant): each section's
+  // bits go to the field `to` names.
+  MbBits acc;
+  int64_t mark = start;
+  auto take = [&](int& to) {
+    to += static_cast<int>(bw.bits() - mark);
+    mark = bw.bits();
+  };
+  auto done = [&] {
+    if (bits) *bits = acc;
+    return bw.bits() - start;
+  };
   fill_mbinfo(c, mb, info);
   std::memset(info.total_coeff, 0, sizeof(info.total_coeff));
   std::memset(info.total_coeff_chroma, 0, sizeof(info.total_coeff_chroma));
   info.nonzero_luma_mask = 0;
 
   bw.ue(static_cast<uint32_t>(mb_type_code(c, mb)));
+  take(acc.mode);
   if (mb.type == MbType::IPCM) {
     bw.align_zero();
-    for (int i = 0; i < 384; ++i) bw.put(8, mb.pcm[i]);
+    for (int i = 0; i < 256; ++i) bw.put(8, mb.pcm[i]);
+    take(acc.coeff_y);
+    for (int i = 256; i < 384; ++i) bw.put(8, mb.pcm[i]);
+    take(acc.coeff_c);
     std::memset(info.total_coeff, 16, sizeof(info.total_coeff));
     std::memset(info.total_coeff_chroma, 16, sizeof(info.total_coeff_chroma));
     info.nonzero_luma_mask = 0xFFFF;
-    return bw.bits() - start;
+    return done();
   }
   const bool intra = mb_is_intra(mb.type);
   if (mb.type == MbType::P8x8)
@@ -476,8 +547,10 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
       }
     }
   }
+  take(acc.mode);  // sub_mb_types, Intra4x4 modes
   if (intra) {
     bw.ue(static_cast<uint32_t>(mb.chroma_mode));
+    take(acc.coeff_c);  // JM counts intra_chroma_pred_mode with the chroma coefficients
   } else {
     int first[16];
     const int n = partition_blocks(mb, first);
@@ -492,11 +565,14 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
       bw.se(mb.mvd[first[i]].x);
       bw.se(mb.mvd[first[i]].y);
     }
+    take(acc.motion);
   }
   if (mb.type != MbType::I16x16) bw.ue(static_cast<uint32_t>(cbp_code_num(mb.cbp, intra)));
-  if (mb.cbp == 0 && mb.type != MbType::I16x16) return bw.bits() - start;
+  take(acc.cbp);
+  if (mb.cbp == 0 && mb.type != MbType::I16x16) return done();
 
   bw.se(0);  // mb_qp_delta: one QP per picture
+  take(acc.dquant);
 
   if (mb.type == MbType::I16x16) {
     write_residual_block(bw, mb.luma_dc, 16, luma_nc(c, info, 0));
@@ -513,6 +589,7 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
     info.total_coeff[blk] = static_cast<uint8_t>(n);
     if (n) info.nonzero_luma_mask |= static_cast<uint16_t>(1 << blk);
   }
+  take(acc.coeff_y);
   const int cbp_c = mb.cbp >> 4;
   if (cbp_c) {
     for (int comp = 0; comp < 2; ++comp) write_residual_block(bw, mb.chroma_dc[comp], 4, -1);
@@ -524,7 +601,8 @@ int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, 
         info.total_coeff_chroma[comp][b] = static_cast<uint8_t>(n);
       }
   }
-  return bw.bits() - start;
+  take(acc.coeff_c);
+  return done();
 }
 
 }  // namespace gme

@@ -5,10 +5,12 @@
 #include <cstdint>
 
 #include "common/bitstream.h"
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "common/intra_pred.h"
 #include "common/mbinfo.h"
-#include "common/pixel.h"
+#include "common/quant_rounding.h"
+#include "encoder/encoder.h"
 #include "encoder/lambda.h"
 #include "encoder/params.h"
 
@@ -34,9 +36,9 @@ struct MbContext {
   int slice_id = 0;
   bool p_slice = false;
   int qp = 26, qp_c = 26;
-  int quant_offset = 682;       // JM rounding offset in 1/2048 (quant.h)
+  const QuantRounding* rounding = nullptr;  // the quantiser's offsets for this macroblock (common/quant_rounding.h)
   Lambdas lam;
-  const PixelFuncs* px = nullptr;
+  const DspFuncs* dsp = nullptr;  // the encoder's function table (EncoderState::dsp)
   int num_ref_idx_active = 1;   // P slices: ref_idx is te(v) with cMax = num_ref_idx_active - 1
   const Frame* const* refs = nullptr;  // P slices: list 0, index = ref_idx (Frame::id gives MbInfo::ref_id)
   int skip_run = 0;             // P slices: mb_skip_run pending before this macroblock (rate of P_Skip in RD)
@@ -76,6 +78,9 @@ struct MbCoding {
   MV mv[16];                      // per raster 4x4 block
   MV mvd[16];                     // mvd per partition, stored at the partition's first 4x4 block
   SubMbType sub_type[4] = {};
+  // AdaptiveRounding: the adjustments its quantisation left (common/quant_rounding.h), for the update of the
+  // offsets after the macroblock; zero otherwise.
+  RoundingAdjust rounding_adjust = {};
 };
 
 // Raster 4x4 block index -> decoding order index (luma4x4BlkIdx) and back.
@@ -87,8 +92,10 @@ void edge_luma4x4(const MbContext& c, int blk, Edge4x4& e);
 void edge_luma16(const MbContext& c, Edge16& e);
 void edge_chroma(const MbContext& c, int comp, Edge16& e);
 
-// Codes one luma 4x4 block against prediction pred (16 samples): residual from the source, quantisation into
-// mb.luma[blk], reconstruction written into the picture. Returns the number of non-zero levels.
+// Codes one Intra4x4 luma block against prediction pred (16 samples): residual from the source, quantisation into
+// mb.luma[blk], reconstruction written into the picture. Returns the number of non-zero levels. With
+// AdaptiveRounding its adjustments go to mb.rounding_adjust, except for a residual that is zero everywhere, which
+// (as in JM) leaves the block's adjustments as they were.
 int code_luma4x4(const MbContext& c, int blk, const uint8_t pred[16], MbCoding& mb);
 // Intra16x16 luma with prediction mode mb.i16_mode: fills luma_dc, luma AC, the luma cbp bits, reconstructs.
 void code_intra16x16(const MbContext& c, MbCoding& mb);
@@ -110,9 +117,19 @@ void code_chroma_intra(const MbContext& c, MbCoding& mb);
 // I_PCM: source samples become the reconstruction.
 void code_ipcm(const MbContext& c, MbCoding& mb);
 
+// The bits of one macroblock_layer() by syntax element, in JM 19.0's categories (encoder.h PictureBitUse).
+struct MbBits {
+  int mode = 0, motion = 0, cbp = 0, dquant = 0, coeff_y = 0, coeff_c = 0;
+};
+
+// Adds a macroblock's bits (of a macroblock of type `type`) to its picture's count.
+void add_bits(PictureBitUse& use, const MbBits& bits, MbType type);
+
 // Writes macroblock_layer() (mb_skip_run is the slice's business) and fills info (type, cbp, qp, total_coeff,
-// intra modes, nonzero mask, inter fields; slice_id is set by the caller before writing). Returns bits written.
-int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info);
+// intra modes, nonzero mask, inter fields; slice_id is set by the caller before writing). Returns bits written;
+// `bits` (optional) gets them by syntax element.
+int64_t write_macroblock(BitWriter& bw, const MbContext& c, const MbCoding& mb, MbInfo& info,
+                         MbBits* bits = nullptr);
 
 // Fills MbInfo fields that do not depend on the bitstream (type, qp, intra modes, inter data); write_macroblock
 // calls it and completes total_coeff.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/bitstream.h"
+#include "common/cpu.h"
 #include "common/halfpel.h"
 #include "encoder/lambda.h"
 #include "me/me_sources.h"
@@ -35,7 +36,7 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
     FullFastOptions opt;
     opt.rdo_low_complexity = p.rd_optimization == 0;
     opt.level_idc = p.level_idc;
-    return fullfast_sources(src.plane[0], planes, p.search_range, lam.mf[0], *s.px, opt);
+    return fullfast_sources(src.plane[0], planes, p.search_range, lam.mf[0], s.dsp, opt);
   }
   const auto t0 = Clock::now();
   PictureSearchRequest req;
@@ -80,6 +81,17 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
 
 }  // namespace
 
+RoundingConfig rounding_config(const EncoderParams& p) {
+  RoundingConfig rc;
+  rc.adaptive = p.adaptive_rounding;
+  rc.fixed = p.adapt_rounding_fixed;
+  rc.period = p.adapt_rnd_period;
+  rc.chroma = p.adapt_rnd_chroma;
+  rc.weight_i = p.adapt_rnd_wfactor_i_ref;
+  rc.weight_p = p.adapt_rnd_wfactor_p_ref;
+  return rc;
+}
+
 void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search) {
   if (p.source_width < 2 || p.source_height < 2 || (p.source_width & 1) || (p.source_height & 1))
     throw std::runtime_error("SourceWidth/SourceHeight: expected even sizes >= 2, got " +
@@ -100,6 +112,7 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
     throw std::runtime_error("MEDistortionQPel (" + std::to_string(p.me_distortion_qpel) + ") must equal MDDistortion (" +
                              std::to_string(p.md_distortion) + ") with RDOptimization = 0");
   s.p = p;
+  s.rounding = RoundingState(rounding_config(p));
   const int coded_w = (p.source_width + 15) / 16 * 16;
   const int coded_h = (p.source_height + 15) / 16 * 16;
   s.mb_w = coded_w / 16;
@@ -110,7 +123,7 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
   if (s.threads > 1) s.pool = std::make_unique<WorkerPool>(s.threads);
   s.workers.clear();
   for (int i = 0; i < s.threads; ++i) s.workers.push_back(std::make_unique<MbWorker>());
-  s.px = &pixel_best();
+  dsp_init(cpu_flags_for(p.no_simd), s.dsp);
   s.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
   s.rec = std::make_shared<Frame>();
   s.rec->alloc(coded_w, coded_h, p.source_width, p.source_height);
@@ -120,7 +133,8 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
     const int device = p.gpu_device;
     std::string* why = &s.pending_why;
     const PictureSearchFactory* make = &s.make_picture_search;
-    s.pending_search = std::async(std::launch::async, [make, device, why] { return (*make)(device, why); });
+    const DspFuncs* dsp = &s.dsp;
+    s.pending_search = std::async(std::launch::async, [make, device, dsp, why] { return (*make)(device, *dsp, why); });
     s.me_path = "gpu: starting CUDA device " + std::to_string(device);
   } else {
     s.me_path = "cpu fast full search";
@@ -208,7 +222,7 @@ double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
       const int y0 = top + static_cast<int>(static_cast<int64_t>(rows) * band / per_plane);
       const int y1 = top + static_cast<int>(static_cast<int64_t>(rows) * (band + 1) / per_plane);
       if (y1 > y0)
-        build_halfpel_plane_rows(luma, planes[static_cast<size_t>(k / per_plane)].get(), y0, y1,
+        build_halfpel_plane_rows(s.dsp.halfpel, luma, planes[static_cast<size_t>(k / per_plane)].get(), y0, y1,
                                  &s.workers[static_cast<size_t>(w)]->halfpel);
     }
     if (w == 0) extra.store(seconds_since(t0));
@@ -248,7 +262,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   for (auto& pl : planes_for) pl = take_pooled(s.free_planes);
   auto build_planes = [&s, need_planes, planes_for] {
     for (size_t i = 0; i < need_planes.size(); ++i) {
-      build_halfpel_planes(need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
+      build_halfpel_planes(s.dsp.halfpel, need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
       need_planes[i]->halfpel = planes_for[i];
     }
   };
@@ -279,6 +293,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     write_nal_annexb(out, 3, kNalSps, write_sps(s.seq));
     write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
   }
+  res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
 
   std::shared_ptr<Frame> rec = take_pooled(s.free_frames);  // alloc() clears a recycled picture's samples
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
@@ -328,7 +343,8 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     res.times.picture_search += pre;
   }
 
-  res.bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
+  res.bit_use = st.bit_use;
   res.times.total = seconds_since(t_start);
   *rec_out = std::move(rec);
   return res;

@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "common/halfpel.h"
 #include "common/mbinfo.h"
-#include "common/pixel.h"
+#include "common/quant_rounding.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/params.h"
@@ -51,7 +52,12 @@ struct EncoderState {
   EncoderParams p;
   SequenceHeader seq;
   int mb_w = 0, mb_h = 0;
-  const PixelFuncs* px = nullptr;
+  DspFuncs dsp;  // every SIMD-able routine, filled once from the CPU flags (NoSIMD = 1: plain C++); read-only
+
+  // The quantiser's rounding offsets across the sequence (AdaptiveRounding adapts them macroblock by macroblock,
+  // in coding order: rounding.chains_macroblocks() then says the macroblocks of a slice cannot be coded out of
+  // order, common/quant_rounding.h; such pictures take the in-order loop, encoder/slice.h).
+  RoundingState rounding;
 
   // Threads (doc/THREADS.md): the count that runs (Threads = 0 resolved), the pool of threads beside the caller's
   // (none for one thread), one macroblock worker per thread and the wavefront's per-row buffers.
@@ -89,6 +95,9 @@ struct EncoderState {
   std::vector<std::shared_ptr<HalfpelPlanes>> free_planes;
 };
 
+
+// The quantiser's rounding configuration of `p` (AdaptiveRounding and its keys), as EncoderState::rounding runs it.
+RoundingConfig rounding_config(const EncoderParams& p);
 
 // `make_search` is required when GPUIntegerME = 1 (encoder/encoder.h).
 void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search = {});

@@ -44,9 +44,11 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
   while (mb < total) {
     BitWriter bw;
     write_slice_header(bw, s.seq, slice_header(s, pp, mb));
+    st.bit_use.header += bw.bits();
     c.slice_id = slice_id;
     int skip_run = 0;
     int count = 0;
+    bool undone = false;
     while (mb < total) {
       if (p.slice_mode == 1 && count >= p.slice_argument) break;
       c.mb_x = mb % s.mb_w;
@@ -55,20 +57,29 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
       const int skip_before = skip_run;
 
       c.skip_run = skip_run;
+      s.rounding.start_macroblock(mb, count == 0);
       MbCoding coding;
       w.decide(c, coding);
 
+      // JM updates the rounding offsets inside the macroblock's coding, before SliceMode 2 may undo it: an undone
+      // macroblock's update stays, and its second coding in the next slice adds another.
+      s.rounding.update(mb_is_intra(coding.type), coding.type == MbType::IPCM, coding.rounding_adjust);
+
       const double t1 = stage_clock_seconds();
       MbInfo& info = s.mbs[mb];
+      MbBits mb_bits;
       if (coding.type == MbType::PSkip) {
         ++skip_run;
         fill_mbinfo(c, coding, info);
       } else {
+        const int64_t before = bw.bits();
         if (p_slice) {
           bw.ue(static_cast<uint32_t>(skip_run));
           skip_run = 0;
         }
-        write_macroblock(bw, c, coding, info);
+        const int run_bits = static_cast<int>(bw.bits() - before);
+        write_macroblock(bw, c, coding, info, &mb_bits);
+        mb_bits.mode += run_bits;  // JM counts the pending mb_skip_run with this macroblock
       }
       w.times.coding += seconds_since(t1);
 
@@ -77,15 +88,24 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
         bw.rewind(mark);
         skip_run = skip_before;
         info = MbInfo();
+        undone = true;
         break;
       }
       ++w.mb_counts[static_cast<int>(coding.type)];
+      add_bits(st.bit_use, mb_bits, coding.type);
       ++mb;
       ++count;
     }
-    if (skip_run > 0) bw.ue(static_cast<uint32_t>(skip_run));
+    if (skip_run > 0) {
+      const int64_t before = bw.bits();
+      bw.ue(static_cast<uint32_t>(skip_run));
+      // JM (end_macroblock, SliceMode 2) leaves the run before a macroblock it codes again out of its statistics.
+      if (!undone) st.bit_use.mode += bw.bits() - before;
+    }
     bw.rbsp_trailing_bits();
-    const size_t bytes = write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes());
+    // As JM: the picture's first slice with the 4-byte start code, the others with the 3-byte one.
+    const size_t bytes =
+        write_nal_annexb(out, pp.idr ? 3 : 2, pp.idr ? kNalIdr : kNalSlice, bw.bytes(), slice_id == 0 ? 4 : 3);
     st.bits += static_cast<int64_t>(bytes) * 8;
     ++slice_id;
   }
@@ -100,8 +120,7 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
 }  // namespace
 
 bool macroblocks_chain_in_order(const EncoderParams& p) {
-  (void)p;
-  return false;
+  return RoundingState::chains_macroblocks(rounding_config(p));
 }
 
 const char* macroblock_order_name(const EncoderParams& p) {
@@ -123,9 +142,9 @@ MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame&
   c.p_slice = p_slice;
   c.qp = pp.qp;
   c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
-  c.quant_offset = p_slice ? kOffsetInterSlice : kOffsetIntraSlice;
+  c.rounding = &s.rounding.offsets();  // latched for the picture by code_slices (the in-order loop refreshes them)
   c.lam = compute_lambdas(p, pp.type, pp.qp);
-  c.px = s.px;
+  c.dsp = &s.dsp;
   c.num_ref_idx_active = pp.num_ref_idx_active;
   c.refs = refs.empty() ? nullptr : refs.data();
   return c;
@@ -150,8 +169,10 @@ SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int fir
 SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
                            const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
                            std::vector<uint8_t>& out) {
-  if (!macroblocks_chain_in_order(s.p) && !s.force_in_order)
-    return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
+  s.rounding.start_picture(pp.type == SliceType::P, pp.qp, chroma_qp(pp.qp, s.p.chroma_qp_offset));
+  // The state decides too (it is what the macroblocks read): a wavefront never runs a chain.
+  const bool in_order = macroblocks_chain_in_order(s.p) || s.rounding.chains_macroblocks() || s.force_in_order;
+  if (!in_order) return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
   SliceLoopStats st = code_slices_in_order(s, pp, src, rec, refs, sources, out);
   const std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
   deblock_picture_parallel(s, rec, dbp, &st.times);

@@ -20,20 +20,23 @@ struct SliceLoopStats {
   StageTimes times;          // summed over the workers: CPU seconds, deblocking included
   double wait_seconds = 0;   // of the P picture's workers, waiting for rows of the GPU's progressive answer
   int mb_counts[9] = {};
+  PictureBitUse bit_use;     // summed in coding order by the one writer of the slices: the same at any thread count
 };
 
 // True when every macroblock of a picture under `p` depends on the one before it in coding order, beyond the
 // neighbours the wavefront waits for and beyond what it can decide speculatively and start again (SliceMode 2's
 // slice ends), so that coding rows in parallel would change the bytes: a coding tool that carries state from one
-// macroblock to the next in coding order (JM's AdaptiveRounding, say) belongs here. Such pictures take the
-// in-order loop on one thread (the planes and deblocking still run on every thread). Nothing needs it today.
+// macroblock to the next in coding order. Such pictures take the in-order loop on one thread (the planes and
+// deblocking still run on every thread). Today that is AdaptiveRounding = 1: each macroblock's quantiser offsets
+// depend on the updates of every macroblock coded before it (RoundingState::chains_macroblocks,
+// common/quant_rounding.h).
 bool macroblocks_chain_in_order(const EncoderParams& p);
 // The same as words for the console and the StatsFile: "wavefront", "wavefront, speculative slices" (SliceMode 2)
 // or "in order".
 const char* macroblock_order_name(const EncoderParams& p);
 
-// The picture's MbContext before any macroblock: parameters, pictures, lambdas, QP (mb_x, mb_y, slice_id and
-// skip_run are the loop's).
+// The picture's MbContext before any macroblock: parameters, pictures, lambdas, QP, the function table and the
+// rounding offsets code_slices latched for the picture (mb_x, mb_y, slice_id and skip_run are the loop's).
 MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
                           const std::vector<const Frame*>& refs);
 

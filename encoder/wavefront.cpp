@@ -30,8 +30,10 @@ int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
   return bits / 8 + (bits_to_go < 8 ? 1 : 0) + (bits_to_go < rlc_bits ? 1 : 0);
 }
 
-// Writes a picture's slices in coding order from the macroblocks' bit writers: slice headers, the mb_skip_run codes between
-// the macroblocks' syntax, and for SliceMode 2 JM's byte limit (encoder/slice.cpp has the in-order twin).
+// Writes a picture's slices in coding order from the macroblocks' bit writers: slice headers, the mb_skip_run codes
+// between the macroblocks' syntax, and for SliceMode 2 JM's byte limit (encoder/slice.cpp has the in-order twin).
+// It also adds up the picture's bits by syntax element (SliceLoopStats::bit_use) as the in-order loop counts them:
+// one writer, macroblocks in coding order, so the sums do not depend on which worker decided what.
 class SliceWriter {
  public:
   SliceWriter(EncoderState& s, const PictureParams& pp, std::vector<uint8_t>& out, SliceLoopStats& st)
@@ -40,29 +42,37 @@ class SliceWriter {
   void open(int first_mb) {
     bw_.clear();
     write_slice_header(bw_, s_.seq, slice_header(s_, pp_, first_mb));
+    st_.bit_use.header += bw_.bits();
     run_ = 0;
     count_ = 0;
+    refused_ = false;
   }
 
   // Appends decided macroblock mb. With a byte limit (SliceMode 2): false, and nothing appended, when the slice
   // would pass it and mb is not its first macroblock (mb then starts the next slice, decided again there).
   bool add(int mb, int byte_limit) {
-    const MbBits& b = s_.wavefront.mbs[static_cast<size_t>(mb)];
+    const DecidedMb& b = s_.wavefront.mbs[static_cast<size_t>(mb)];
     const BitWriter::Mark mark = bw_.mark();
     const int run_before = run_;
+    MbBits use = b.use;
     if (b.skip) {
       ++run_;
     } else {
       if (p_slice_) {
+        const int64_t before = bw_.bits();
         bw_.ue(static_cast<uint32_t>(run_));
         run_ = 0;
+        use.mode += static_cast<int>(bw_.bits() - before);  // JM counts the pending mb_skip_run with this macroblock
       }
       const BitWriter& from = s_.wavefront.bits[static_cast<size_t>(mb)];
       if (b.pad_at < 0) {
         bw_.append(from, 0, from.bits());
       } else {  // I_PCM: the samples start byte aligned in the slice too
         bw_.append(from, 0, b.pad_at);
+        const int64_t before = bw_.bits();
         bw_.align_zero();
+        // coeff_y holds the alignment bits: those of the slice, not those of the macroblock's own writer.
+        use.coeff_y += static_cast<int>(bw_.bits() - before) - b.pad;
         const int64_t rest = b.pad_at + b.pad;
         bw_.append(from, rest, from.bits() - rest);
       }
@@ -70,17 +80,26 @@ class SliceWriter {
     if (byte_limit > 0 && count_ > 0 && slice_bytes_jm(bw_, run_) > byte_limit) {
       bw_.rewind(mark);
       run_ = run_before;
+      refused_ = true;
       return false;
     }
     ++count_;
     ++st_.mb_counts[static_cast<int>(b.type)];
+    add_bits(st_.bit_use, use, b.type);
     return true;
   }
 
   void close() {
-    if (run_ > 0) bw_.ue(static_cast<uint32_t>(run_));
+    if (run_ > 0) {
+      const int64_t before = bw_.bits();
+      bw_.ue(static_cast<uint32_t>(run_));
+      // JM (end_macroblock, SliceMode 2) leaves the run before a macroblock it codes again out of its statistics.
+      if (!refused_) st_.bit_use.mode += bw_.bits() - before;
+    }
     bw_.rbsp_trailing_bits();
-    const size_t bytes = write_nal_annexb(out_, pp_.idr ? 3 : 2, pp_.idr ? kNalIdr : kNalSlice, bw_.bytes());
+    // As JM: the picture's first slice with the 4-byte start code, the others with the 3-byte one.
+    const size_t bytes = write_nal_annexb(out_, pp_.idr ? 3 : 2, pp_.idr ? kNalIdr : kNalSlice, bw_.bytes(),
+                                          st_.num_slices == 0 ? 4 : 3);
     st_.bits += static_cast<int64_t>(bytes) * 8;
     ++st_.num_slices;
   }
@@ -93,6 +112,7 @@ class SliceWriter {
   const bool p_slice_;
   BitWriter bw_;
   int run_ = 0, count_ = 0;
+  bool refused_ = false;  // SliceMode 2: the slice ends because the next macroblock did not fit
 };
 
 // The workers of one picture. With SliceMode 0 or 1 every macroblock's slice is known in advance and one pass
@@ -249,17 +269,17 @@ class Wavefront {
 
       const double t1 = stage_clock_seconds();
       MbInfo& info = row_info[x];
-      MbBits& b = rows_.mbs[static_cast<size_t>(mb)];
+      DecidedMb& b = rows_.mbs[static_cast<size_t>(mb)];
       BitWriter& bw = rows_.bits[static_cast<size_t>(mb)];
       bw.clear();
-      b = MbBits();
+      b = DecidedMb();
       b.type = coding.type;
       if (coding.type == MbType::PSkip) {
         fill_mbinfo(c, coding, info);
         b.skip = true;
         ++run;
       } else {
-        write_macroblock(bw, c, coding, info);
+        write_macroblock(bw, c, coding, info, &b.use);
         run = 0;
         known = true;
         if (coding.type == MbType::IPCM) {
@@ -320,7 +340,7 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
   const bool byte_slices = p.slice_mode == 2;
   const int per_slice = p.slice_mode == 1 ? p.slice_argument : total;
   const std::vector<SliceDeblockParams> dbp(static_cast<size_t>((total + per_slice - 1) / per_slice), pp.deblock);
-  const MacroblockDeblocker dbk(rec, s.mbs.data(), s.mb_w, dbp, p.chroma_qp_offset);
+  const MacroblockDeblocker dbk(s.dsp.deblock, rec, s.mbs.data(), s.mb_w, dbp, p.chroma_qp_offset);
   const MbContext base = picture_context(s, pp, src, rec, refs);
 
   WavefrontRows& rows = s.wavefront;
@@ -378,7 +398,7 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
 
 void deblock_picture_parallel(EncoderState& s, Frame& rec, const std::vector<SliceDeblockParams>& params,
                               StageTimes* times) {
-  const MacroblockDeblocker dbk(rec, s.mbs.data(), s.mb_w, params, s.p.chroma_qp_offset);
+  const MacroblockDeblocker dbk(s.dsp.deblock, rec, s.mbs.data(), s.mb_w, params, s.p.chroma_qp_offset);
   const int n = std::max(1, std::min(s.threads, s.mb_h));
   WavefrontRows& rows = s.wavefront;
   rows.deblocked.reset(s.mb_h);

@@ -4,7 +4,7 @@
 
 namespace gme {
 
-std::unique_ptr<GpuPictureSearch> create_cuda_search(int /*device*/, std::string* why) {
+std::unique_ptr<GpuPictureSearch> create_cuda_search(int /*device*/, const DspFuncs& /*dsp*/, std::string* why) {
   if (why) *why = "built without CUDA";
   return nullptr;
 }

@@ -8,15 +8,15 @@
 
 namespace gme {
 
-std::unique_ptr<PictureIntegerSearch> make_picture_search_twin() {
-  return std::make_unique<TwinPictureSearch>();
+std::unique_ptr<PictureIntegerSearch> make_picture_search_twin(const DspFuncs& dsp) {
+  return std::make_unique<TwinPictureSearch>(dsp);
 }
 
-std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, std::string* why) {
+std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, const DspFuncs& dsp, std::string* why) {
   std::string reason;
   std::unique_ptr<GpuPictureSearch> gpu;
   try {
-    gpu = create_cuda_search(device, &reason);
+    gpu = create_cuda_search(device, dsp, &reason);
   } catch (const std::exception& e) {  // create_cuda_search does not throw; a bad_alloc must not escape either
     gpu.reset();
     reason = e.what();
@@ -26,7 +26,7 @@ std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, std::strin
     return gpu;
   }
   if (why) *why = reason.empty() ? "CUDA search unavailable" : reason;
-  return make_picture_search_twin();
+  return make_picture_search_twin(dsp);
 }
 
 }  // namespace gme

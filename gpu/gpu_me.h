@@ -11,10 +11,11 @@ namespace gme {
 
 // Creates the picture-level integer search. Tries CUDA device `device`; if none is usable (not built with CUDA, no
 // device, driver error, out of memory) returns the CPU twin and sets *why (when why != nullptr) to a one-line
-// reason; *why is cleared when the GPU is used. Never throws for a missing GPU.
-std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, std::string* why);
+// reason; *why is cleared when the GPU is used. Never throws for a missing GPU. dsp: the function table the host
+// side uses (common/dsp.h); it must outlive the search.
+std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, const DspFuncs& dsp, std::string* why);
 
 // The plain C++ twin (reference), always available.
-std::unique_ptr<PictureIntegerSearch> make_picture_search_twin();
+std::unique_ptr<PictureIntegerSearch> make_picture_search_twin(const DspFuncs& dsp);
 
 }  // namespace gme

@@ -1,6 +1,8 @@
-// A small host emulation of the CUDA execution model, enough to run gpu/me_cuda_kernel.cuh as plain C++ without a
-// GPU (tests/test_gpu_me.cpp holds its candidates to the twin on every build, CI included). Include this first,
-// then the kernel header, in one translation unit.
+// A small host emulation of the CUDA execution model, enough to run gpu/me_cuda_kernel.cuh and gpu/subpel_kernel.cuh
+// as plain C++ without a GPU (the tests hold their results to the twins on every build, CI included). Include this
+// first, then the kernel header, in one translation unit; define GME_EMU_ARCH before it to choose the instruction
+// set the kernel source is compiled for (900: Hopper's packed u16 instructions, modelled below; lower: the portable
+// code older GPUs run).
 //
 // Each thread of a block is a fiber (ucontext) on the calling thread; blocks run one after another. A thread runs
 // until it reaches __syncthreads() or __any_sync(); the block barrier opens when all threads of the block wait at
@@ -51,6 +53,24 @@ inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned shift) {
   return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (shift & 31));
 }
 template <typename T> inline T __ldg(const T* p) { return *p; }
+
+// ---- Models of the PTX instructions gpu/me_cuda_kernel.cuh names ---------------------------------------------------
+// vabsdiff4.u32.u32.u32.add: the sum of the 4 byte absolute differences of a and b, plus c.
+inline uint32_t ptx_vabsdiff4_add(uint32_t a, uint32_t b, uint32_t c) {
+  for (int i = 0; i < 32; i += 8) {
+    const int x = static_cast<int>((a >> i) & 255u), y = static_cast<int>((b >> i) & 255u);
+    c += static_cast<uint32_t>(x > y ? x - y : y - x);
+  }
+  return c;
+}
+// Hopper's add.u16x2 and min.u16x2 (the kernel compiled with GME_EMU_ARCH >= 900 names them): per 16-bit half.
+inline uint32_t ptx_add_u16x2(uint32_t a, uint32_t b) {
+  return ((a + b) & 0xffffu) | ((((a >> 16) + (b >> 16)) & 0xffffu) << 16);
+}
+inline uint32_t ptx_min_u16x2(uint32_t a, uint32_t b) {
+  return std::min(a & 0xffffu, b & 0xffffu) | (std::min(a >> 16, b >> 16) << 16);
+}
+inline uint32_t ptx_add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) { return ptx_min_u16x2(ptx_add_u16x2(a, b), c); }
 
 EmuDim3 threadIdx, blockIdx;
 constexpr size_t kEmuSmemBytes = 227 * 1024;  // the largest dynamic shared memory a Hopper block can have

@@ -2,7 +2,6 @@
 // the path the encoder takes when no GPU is usable. Written for clarity; the GPU is the fast path.
 #include "gpu/me_twin.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -112,24 +111,6 @@ PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*>
   return req;
 }
 
-void spiral_offset(int s, int* dx, int* dy) {
-  // Ring l holds indices [(2l-1)^2, (2l+1)^2), so l = (floor(sqrt(s)) + 1) / 2.
-  int q = static_cast<int>(std::sqrt(static_cast<double>(s)));
-  while (q * q > s) --q;
-  while ((q + 1) * (q + 1) <= s) ++q;
-  const int l = (q + 1) / 2;
-  if (l == 0) { *dx = 0; *dy = 0; return; }
-  const int r = s - (2 * l - 1) * (2 * l - 1);
-  if (r < 2 * (2 * l - 1)) {  // rows y = -l / +l, x = -l+1 .. l-1
-    *dx = r / 2 - l + 1;
-    *dy = (r & 1) ? l : -l;
-  } else {                    // columns x = -l / +l, y = -l .. l
-    const int r2 = r - 2 * (2 * l - 1);
-    *dy = r2 / 2 - l;
-    *dx = (r2 & 1) ? l : -l;
-  }
-}
-
 void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);
   const int num_refs = static_cast<int>(req.refs.size());
@@ -137,9 +118,8 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
   const int k = req.top_k, range = req.search_range;
   out.resize(num_refs, num_mbs, k);
   const Plane& cur = *req.cur;
-  // The sixteen 4x4 SADs come from the pixel primitives (SIMD where the CPU has it; checkasm holds every variant
-  // to the plain C reference), everything else is written out plainly here.
-  const PixelFuncs& px = pixel_best();
+  // The sixteen 4x4 SADs come from the function table (SIMD where the CPU has it; checkasm holds every SIMD entry
+  // to the plain one), everything else is written out plainly here.
   std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
   std::vector<int> bits_x(2 * range + 1), bits_y(2 * range + 1);
 
@@ -165,7 +145,7 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
           // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
           const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
           uint32_t sad4[16];
-          px.sad_4x4_x16(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
+          sad_4x4_x16_(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
           uint32_t sad[kNumPartitions];
           partition_sads(sad4, sad);
           const uint64_t mv_cost =

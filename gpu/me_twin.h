@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/dsp.h"
 #include "me/me_interface.h"
 
 namespace gme {
@@ -30,9 +31,6 @@ inline uint64_t candidate_key(uint64_t cost, int spiral) {
 PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*> refs, int search_range, int top_k,
                                      int lambda_factor);
 
-// Inverse of spiral_index() (me_interface.h): the offset (dx, dy) of spiral position s.
-void spiral_offset(int s, int* dx, int* dy);
-
 // The 41 partition SADs from the sixteen 4x4 SADs (raster order inside the macroblock), in the partition order of
 // me_interface.h: the partition tree the kernel and the twin share.
 void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]);
@@ -47,8 +45,13 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
 // The twin as a concrete class, so tests and the benchmark can call it directly.
 class TwinPictureSearch final : public PictureIntegerSearch {
  public:
+  // dsp: the function table whose sad_4x4_x16 the search uses (common/dsp.h).
+  explicit TwinPictureSearch(const DspFuncs& dsp) : sad_4x4_x16_(dsp.pixel.sad_4x4_x16) {}
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return "cpu-twin"; }
+
+ private:
+  void (*sad_4x4_x16_)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
 };
 
 }  // namespace gme

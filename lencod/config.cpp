@@ -105,8 +105,8 @@ std::string range_text(const KeyDef& k) {
 }
 
 std::string default_text(const KeyDef& k) {
-  if (k.type == KeyType::String) return std::string("\"") + k.sdef + "\"";
-  return fmt_num(k.def);
+  if (k.type == KeyType::String) return "\"" + key_default_text(k) + "\"";
+  return fmt_num(key_default(k));
 }
 
 int ceil_log2(int v) {
@@ -273,10 +273,10 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     void* field = k.field(t);
     const std::string where = a ? a->origin : "default";
     if (k.type == KeyType::String) {
-      *static_cast<std::string*>(field) = a ? a->value : std::string(k.sdef);
+      if (a) *static_cast<std::string*>(field) = a->value;
       continue;
     }
-    double v = k.def;
+    double v = key_default(k);
     if (a) parse_double(a->value, &v);  // already validated in assign()
     const std::string shown = a ? a->value : fmt_num(v);
     const bool size_key = std::strcmp(k.name, "SourceWidth") == 0 || std::strcmp(k.name, "SourceHeight") == 0;
@@ -484,10 +484,10 @@ void print_help(std::ostream& o) {
   o << "\n## Other JM 19.0 keys\n"
        "   JM tools that would change the stream's syntax or profile (SymbolMode, NumberBFrames, Transform8x8Mode,\n"
        "   RateControlEnable, ...) are accepted only with the value that turns them off. JM encoder heuristics\n"
-       "   (AdaptiveRounding, FastCrIntraDecision, DisableThresholding, I16RDOpt, SubMBCodingState, SearchMode 1-3,\n"
-       "   RDOptimization 2-4, ...) accept any value; those gme264 does not honour are named in one warning line\n"
-       "   with what it does instead. Keys that cannot change the result (B-slice, rate-control, VUI and trace\n"
-       "   settings) are accepted and ignored. Unknown keys give one warning line.\n";
+       "   (DisableThresholding, I16RDOpt, CtxAdptLagrangeMult, UseRDOQuant, SearchMode 1-3, RDOptimization 2-4,\n"
+       "   ...) accept any value; those gme264 does not honour are named in one warning line with what it does\n"
+       "   instead (JM's defaults are all honoured). Keys that cannot change the result (B-slice, rate-control,\n"
+       "   VUI and trace settings, SubMBCodingState) are accepted and ignored. Unknown keys give one warning line.\n";
 }
 
 }  // namespace gme

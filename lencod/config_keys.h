@@ -1,5 +1,5 @@
 // The key table behind lencod/config.cpp: every JM 19.0 key gme264 knows, in three kinds.
-//   supported   - mapped to an EncoderParams field, JM 19.0 name, JM 19.0 default (where gme264 can honour it), range;
+//   supported   - mapped to an EncoderParams field (whose initial value is the default), JM 19.0 name, range;
 //   unsupported - a JM tool that would change the stream's syntax or profile (CABAC, B slices, interlace, 8x8
 //                 transform, bit depth, chroma format, weighted prediction, FMO, rate control, ...): accepted only
 //                 with the value that means "tool off";
@@ -31,8 +31,6 @@ enum class KeyType { Int, Flag, Double, String };
 struct KeyDef {
   const char* name;       // JM 19.0 spelling
   KeyType type;
-  double def;             // default when no file sets the key (JM 19.0's, differences noted in jm_note)
-  const char* sdef;       // default of String keys
   double lo, hi;          // accepted range (Int/Flag/Double)
   const char* allowed;    // if set: the accepted values of an Int key, comma-separated ("0,2"); lo/hi ignored
   void* (*field)(ConfigTarget&);
@@ -63,6 +61,11 @@ struct ValueFallback {
 };
 
 const std::vector<KeyDef>& supported_keys();
+// The value of a key no file sets: the field's initial value in ConfigTarget / EncoderParams (encoder/params.h),
+// which holds JM 19.0's built-in defaults (the exceptions are in jm_note and doc/CONFIG.md). Numbers as double;
+// key_default_text gives String keys' text.
+double key_default(const KeyDef& k);
+std::string key_default_text(const KeyDef& k);
 const std::vector<HeuristicKey>& heuristic_keys();
 const HeuristicKey* find_heuristic(const std::string& name);
 const ValueFallback* find_value_fallback(const std::string& canonical_name);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/energy.h"
 #include "common/output_file.h"
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
@@ -98,6 +99,7 @@ void print_parameters(const EncoderParams& p, std::ostream& o) {
 }
 
 int run(int argc, const char* const* argv) {
+  EnergyMeter energy;  // counters read before the clock starts, so loading NVML is not in the encode's time
   const Clock::time_point t_start = Clock::now();
   CommandLine cl = parse_command_line(argc, argv);
   if (cl.help) {
@@ -144,7 +146,7 @@ int run(int argc, const char* const* argv) {
 
   print_parameters(p, std::cout);
   Encoder encoder(p, make_picture_search);
-  Report report(p, std::cout, stats.get());
+  Report report(p, std::cout, stats.get(), encoder.dsp());
   report.print_header(encoder.integer_me_path_so_far());  // GPU start-up overlaps the first pictures
 
   // read -> push -> pull -> write: the encoder holds pictures while the GPU starts and hands them out in order.
@@ -171,11 +173,23 @@ int run(int argc, const char* const* argv) {
   }
   encoder.flush();
   write_coded();
-  report.finish(seconds_since(t_start), encoder.integer_me_path());
+  const double total_s = seconds_since(t_start);
+  report.add_summary_members(
+      energy_json_members(energy.stop(p.gpu_device, encoder.integer_me_path().rfind("gpu:", 0) == 0)));
+  report.finish(total_s, encoder.integer_me_path());
 
   stream.commit();
   if (recon) recon->commit();
   if (stats) stats->commit();
+  // As JM, every run with JM's text stats appends its row to ./log.dat; the outputs are complete by now, so a
+  // failure is a warning.
+  if (stats && Report::stats_is_jm_text(p)) {
+    try {
+      append_jm_log("log.dat", report.jm_log_row());
+    } catch (const std::exception& e) {
+      std::cerr << "lencod: warning: " << e.what() << "\n";
+    }
+  }
   return 0;
 }
 

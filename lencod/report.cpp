@@ -4,9 +4,10 @@
 #include <cstdio>
 #include <string>
 
+#include "common/cpu.h"
 #include "common/output_file.h"
-#include "common/plane_ssd.h"
 #include "common/text_fields.h"
+#include "common/version.h"
 #include "encoder/slice.h"
 #include "encoder/thread_pool.h"
 
@@ -23,13 +24,27 @@ std::string jnum(double v, int decimals) {
 
 const char* type_name(SliceType t) { return t == SliceType::I ? "I" : "P"; }
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The bits by syntax element as a JSON object (doc/STATS.md "bit_use").
+std::string bit_use_json(const PictureBitUse& b) {
+  std::string j = "{\"header\":" + std::to_string(b.header) + ",\"mode\":" + std::to_string(b.mode) +
+                  ",\"motion\":" + std::to_string(b.motion) + ",\"cbp\":" + std::to_string(b.cbp) +
+                  ",\"dquant\":" + std::to_string(b.dquant) + ",\"coeff_y\":" + std::to_string(b.coeff_y) +
+                  ",\"coeff_c\":" + std::to_string(b.coeff_c) + ",\"motion_by_type\":[";
+  for (int i = 0; i < 9; ++i) j += (i ? "," : "") + std::to_string(b.motion_by_type[i]);
+  return j + "]}";
+}
+
 }  // namespace
 
-void frame_sse(const Frame& a, const Frame& b, uint64_t sse[3]) {
+void frame_sse(PlaneSsdFn ssd, const Frame& a, const Frame& b, uint64_t sse[3]) {
   for (int c = 0; c < 3; ++c) {
     const int w = c ? a.crop_width / 2 : a.crop_width;
     const int h = c ? a.crop_height / 2 : a.crop_height;
-    sse[c] = plane_ssd(a.plane[c].row(0), a.plane[c].stride, b.plane[c].row(0), b.plane[c].stride, w, h);
+    sse[c] = ssd(a.plane[c].row(0), a.plane[c].stride, b.plane[c].row(0), b.plane[c].stride, w, h);
   }
 }
 
@@ -59,13 +74,15 @@ std::string json_string(const std::string& s) {
   return o + "\"";
 }
 
-Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats)
-    : p_(p), con_(console), stats_(stats) {}
+Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats, const DspFuncs& dsp)
+    : p_(p), con_(console), stats_(stats), plane_ssd_(dsp.plane_ssd), simd_(cpu_flags_name(dsp.cpu)) {}
+
+bool Report::stats_is_jm_text(const EncoderParams& p) { return ends_with(p.stats_file, ".dat"); }
 
 void Report::print_header(const std::string& integer_me_path) {
   con_ << "Integer ME: " << integer_me_path << "\n";
   con_ << "-------------------------------------------------------------------------------\n"
-          "Frame     Bit/pic    QP   SnrY    SnrU    SnrV    Time(ms) MET(ms) Frm/Fld \n"
+          "Frame     Bit/pic    QP   SnrY    SnrU    SnrV    Time(ms) MET(ms) Frm/Fld Ref  \n"
           "-------------------------------------------------------------------------------\n";
   con_.flush();
 }
@@ -73,7 +90,7 @@ void Report::print_header(const std::string& integer_me_path) {
 void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Frame& src, const Frame& recon,
                          double time_s, const MbInfo* mbs, int mb_count) {
   uint64_t sse[3];
-  frame_sse(src, recon, sse);
+  frame_sse(plane_ssd_, src, recon, sse);
   const int64_t luma = static_cast<int64_t>(src.crop_width) * src.crop_height;
   const int64_t chroma = luma / 4;
   double psnr[3];
@@ -85,26 +102,41 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
   const double yuv = psnr_yuv(psnr[0], psnr[1], psnr[2]);
   psnr_yuv_sum_ += yuv;
   const double me_s = r.times.integer_me + r.times.subpel_me;
+  const int coded_index = frames_;
   bits_[r.type == SliceType::I ? 0 : 1] += r.bits;
+  param_set_bits_ += r.param_set_bits;
+  bit_use_ += r.bit_use;
+  int picture_mbs = 0;
+  for (int c : r.mb_counts) picture_mbs += c;
+  jm_.add(r, sse, luma, picture_mbs);
   time_sum_ += time_s;
   me_time_sum_ += me_s;
   stages_ += r.times;
   ++frames_;
   ahead_ += r.encoded_ahead;
 
-  // JM 19.0 ReportSimple: "%05d(%3s)%8d   %2d %7.3f %7.3f %7.3f %9d %7d    %3s"
+  // JM 19.0 ReportNALNonVLCBits and ReportSimple: the parameter sets written before the picture on a line of their
+  // own, then "%05d(%3s)%8d   %2d %7.3f %7.3f %7.3f %9d %7d    %3s    %d" with the picture's number in coding
+  // order times (FrameSkip + 1) (JM leaves StartFrame out) and nal_ref_idc (3 for IDR pictures, else 2).
   const char* jm_type = r.idr ? "IDR" : (r.type == SliceType::I ? " I " : " P ");
-  char line[160];
-  std::snprintf(line, sizeof line, "%05lld(%3s)%8lld   %2d %7.3f %7.3f %7.3f %9d %7d    %3s\n",
-                static_cast<long long>(frame_in_file), jm_type, static_cast<long long>(r.bits), r.qp, psnr[0],
-                psnr[1], psnr[2], static_cast<int>(time_s * 1000.0), static_cast<int>(me_s * 1000.0), "FRM");
+  char line[200];
+  if (r.param_set_bits > 0) {
+    std::snprintf(line, sizeof line, "%05d(NVB)%8lld \n", coded_index, static_cast<long long>(r.param_set_bits));
+    con_ << line;
+  }
+  std::snprintf(line, sizeof line, "%05lld(%3s)%8lld   %2d %7.3f %7.3f %7.3f %9d %7d    %3s    %d\n",
+                static_cast<long long>(coded_index) * (p_.frame_skip + 1), jm_type, static_cast<long long>(r.bits),
+                r.qp, psnr[0], psnr[1], psnr[2], static_cast<int>(time_s * 1000.0), static_cast<int>(me_s * 1000.0),
+                "FRM", r.idr ? 3 : 2);
   con_ << line;
   con_.flush();
 
-  if (stats_) {
+  if (stats_ && !stats_is_jm_text(p_)) {
     std::string j = "{\"frame\":" + std::to_string(frame_in_file) + ",\"coded\":" + std::to_string(frames_ - 1) +
                     ",\"type\":\"" + type_name(r.type) + "\",\"idr\":" + (r.idr ? "true" : "false") +
                     ",\"qp\":" + std::to_string(r.qp) + ",\"bits\":" + std::to_string(r.bits) +
+                    ",\"param_set_bits\":" + std::to_string(r.param_set_bits) +
+                    ",\"bit_use\":" + bit_use_json(r.bit_use) +
                     ",\"slices\":" + std::to_string(r.num_slices) + ",\"poc\":" + std::to_string(r.poc) +
                     ",\"frame_num\":" + std::to_string(r.frame_num) + ",\"psnr_y\":" + jnum(psnr[0], 4) +
                     ",\"psnr_u\":" + jnum(psnr[1], 4) + ",\"psnr_v\":" + jnum(psnr[2], 4) +
@@ -140,6 +172,10 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
   }
 }
 
+std::string Report::jm_log_row() const {
+  return gme::jm_log_row(p_, jm_, version_release(), total_time_s_ * 1000.0, me_time_sum_ * 1000.0, std::time(nullptr));
+}
+
 double Report::kbps() const {
   if (!frames_) return 0;
   // JM 19.0: bit rate = total bits * output frame rate / frames, output rate = FrameRate / (FrameSkip + 1).
@@ -148,6 +184,7 @@ double Report::kbps() const {
 }
 
 void Report::finish(double total_time_s, const std::string& integer_me_path) {
+  total_time_s_ = total_time_s;
   const int n = frames_ ? frames_ : 1;
   const int64_t luma = static_cast<int64_t>(p_.source_width) * p_.source_height;
   const int64_t chroma = luma / 4;
@@ -175,9 +212,10 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
   }
   con_ << " YUV PSNR (4Y+U+V)/6 (dB)          : " << fmt("%7.3f", avg_yuv) << "\n\n";
   con_ << " Total bits                        : " << total_bits() << " (I " << bits_[0] << ", P " << bits_[1]
-       << ", parameter sets included) \n";
+       << ", NVB " << param_set_bits_ << ") \n";
   con_ << " Bit rate (kbit/s)  @ " << fmt("%2.2f", out_rate) << " Hz     : " << fmt("%5.2f", kbps()) << "\n";
   con_ << " Integer ME                        : " << integer_me_path << "\n";
+  con_ << " SIMD                              : " << simd_ << "\n";
   con_ << " Threads                           : " << resolve_thread_count(p_.threads) << " ("
        << macroblock_order_name(p_) << ")\n";
   if (ahead_ > 0) con_ << " Coded during the GPU start-up     : " << ahead_ << " I pictures, ahead of their turn\n";
@@ -188,10 +226,14 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
   con_ << "-------------------------------------------------------------------------------\n";
   con_.flush();
 
-  if (stats_) {
+  if (stats_ && stats_is_jm_text(p_)) {
+    stats_->write(jm_stats_dat(p_, jm_));
+  } else if (stats_) {
     std::string j = "{\"summary\":{\"frames\":" + std::to_string(frames_) +
                     ",\"total_bits\":" + std::to_string(total_bits()) + ",\"bits_i\":" + std::to_string(bits_[0]) +
-                    ",\"bits_p\":" + std::to_string(bits_[1]) + ",\"kbps\":" + jnum(kbps(), 4) +
+                    ",\"bits_p\":" + std::to_string(bits_[1]) +
+                    ",\"bits_param_sets\":" + std::to_string(param_set_bits_) +
+                    ",\"bit_use\":" + bit_use_json(bit_use_) + ",\"kbps\":" + jnum(kbps(), 4) +
                     ",\"frame_rate\":" + jnum(out_rate, 4) + ",\"psnr_y\":" + jnum(avg[0], 4) +
                     ",\"psnr_u\":" + jnum(avg[1], 4) + ",\"psnr_v\":" + jnum(avg[2], 4) +
                     ",\"psnr_yuv\":" + jnum(avg_yuv, 4) + ",\"csnr_y\":" + jnum(csnr[0], 4) +
@@ -210,9 +252,10 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_encoder_s\":" + jnum(stages_.total, 6) +
                     ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
-                    ",\"integer_me_path\":" + json_string(integer_me_path) +
+                    ",\"integer_me_path\":" + json_string(integer_me_path) + ",\"simd\":" + json_string(simd_) +
                     ",\"threads\":" + std::to_string(resolve_thread_count(p_.threads)) +
                     ",\"macroblock_order\":" + json_string(macroblock_order_name(p_)) +
+                    summary_extra_ +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +
                     ",\"height\":" + std::to_string(p_.source_height) +

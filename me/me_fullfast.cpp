@@ -46,13 +46,13 @@ MV fullfast_window_centre(MV pred, int search_range, const FullFastOptions& opt)
 }
 
 FullFastSearch::FullFastSearch(const Plane& cur, std::vector<const Plane*> refs, int search_range,
-                               int lambda_factor, const PixelFuncs& px, const FullFastOptions& opt)
+                               int lambda_factor, const DspFuncs& dsp, const FullFastOptions& opt)
     : cur_(cur),
       refs_(std::move(refs)),
       sr_(search_range),
       lambda_(lambda_factor),
-      px_(px),
-      kernels_(fullfast_kernels_for(px)),
+      sad_4x4_x16_(dsp.pixel.sad_4x4_x16),
+      kernels_(dsp.fullfast),
       opt_(opt) {
   width_ = 2 * sr_ + 1;
   stride_ = (width_ + 15) & ~15;  // whole AVX2 vectors per row
@@ -97,10 +97,10 @@ void FullFastSearch::build(Table& t) {
     // One row of positions into raw_ (16 SADs each), then summed into the 41 partitions' rows.
     uint32_t* out = raw_.data();
     int c = 0;
-    for (; c < width_ && x0 + c < xlo; ++c, out += 16) px_.sad_4x4_x16(cur, cs, ref.at(xlo, y), rs, out);
+    for (; c < width_ && x0 + c < xlo; ++c, out += 16) sad_4x4_x16_(cur, cs, ref.at(xlo, y), rs, out);
     const uint8_t* p = ref.at(x0 + c, y);
-    for (; c < width_ && x0 + c <= xhi; ++c, out += 16, ++p) px_.sad_4x4_x16(cur, cs, p, rs, out);
-    for (; c < width_; ++c, out += 16) px_.sad_4x4_x16(cur, cs, ref.at(xhi, y), rs, out);
+    for (; c < width_ && x0 + c <= xhi; ++c, out += 16, ++p) sad_4x4_x16_(cur, cs, p, rs, out);
+    for (; c < width_; ++c, out += 16) sad_4x4_x16_(cur, cs, ref.at(xhi, y), rs, out);
     uint16_t* dst[kNumPartitions];
     for (int part = 0; part < kNumPartitions; ++part)
       dst[part] = sad + static_cast<size_t>(part) * npos_ + static_cast<size_t>(r) * stride_;

@@ -21,9 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/dsp.h"
 #include "common/frame.h"
-#include "common/pixel.h"
-#include "me/me_fullfast_kernels.h"
 #include "me/me_interface.h"
 #include "me/me_sources.h"
 
@@ -39,7 +38,7 @@ MV fullfast_window_centre(MV pred16x16, int search_range, const FullFastOptions&
 class FullFastSearch final : public IntegerCandidateSource {
  public:
   FullFastSearch(const Plane& cur, std::vector<const Plane*> refs, int search_range, int lambda_factor,
-                 const PixelFuncs& px, const FullFastOptions& opt);
+                 const DspFuncs& dsp, const FullFastOptions& opt);
   // Re-beginning the (mb, ref, predictor) already begun keeps its SAD table: a caller that interleaves
   // references calls begin_mb again to switch.
   void begin_mb(int mb_x, int mb_y, int ref, MV pred16x16) override;
@@ -63,8 +62,8 @@ class FullFastSearch final : public IntegerCandidateSource {
   const Plane& cur_;
   std::vector<const Plane*> refs_;
   int sr_, lambda_;
-  const PixelFuncs& px_;
-  const FullFastKernels& kernels_;
+  void (*sad_4x4_x16_)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
+  FullFastKernels kernels_;
   FullFastOptions opt_;
   int width_, stride_, npos_;  // window width (2 SR + 1), padded row stride, padded table size per partition
   int ref_ = 0, mb_x_ = 0, mb_y_ = 0;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "me/spiral.h"
 
 namespace gme {
 
@@ -47,7 +48,7 @@ constexpr PartitionGeometry compute_partition_geometry(int p) {
 }
 
 // The same as a table built at compile time: the macroblock loop asks for it several times per partition search,
-// and the branchy computation was not always inlined (about 0.3 % of an unmodified encode in perf).
+// and the branchy computation is not always inlined.
 struct PartitionGeometryTable {
   PartitionGeometry g[41];
   constexpr PartitionGeometryTable() : g() {
@@ -62,17 +63,7 @@ constexpr PartitionGeometry partition_geometry(int p) { return kPartitionGeometr
 constexpr int kPart16x16 = 0, kPart16x8 = 1, kPart8x16 = 3, kPart8x8 = 5, kPart8x4 = 9, kPart4x8 = 17, kPart4x4 = 25;
 
 // ---- Deterministic tie-breaking ---------------------------------------------------------------------------
-// Equal costs are resolved in JM's spiral order (lencod/src/mv_search.c): the centre first, then rings of growing
-// Chebyshev radius l; inside a ring, rows y = -l and y = +l for x = -l+1..l-1 (interleaved -l, +l), then columns
-// x = -l and x = +l for y = -l..l (interleaved). A smaller index wins a tie.
-constexpr int spiral_index(int dx, int dy) {
-  int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
-  int l = ax > ay ? ax : ay;
-  if (l == 0) return 0;
-  int base = (2 * l - 1) * (2 * l - 1);
-  if (ay == l && ax < l) return base + 2 * (dx + l - 1) + (dy > 0 ? 1 : 0);
-  return base + 2 * (2 * l - 1) + 2 * (dy + l) + (dx > 0 ? 1 : 0);
-}
+// Equal costs are resolved in JM's spiral order: spiral_index() in me/spiral.h.
 
 // ---- Costs --------------------------------------------------------------------------------------------------
 // JM 19.0 motion cost at full pel (JCOST_CALC_SCALEUP = 1):
@@ -235,8 +226,11 @@ class PictureIntegerSearch {
 
 // Makes the picture-level search the encoder uses with GPUIntegerME = 1 (the driver passes gpu/'s factory, tests
 // may pass their own): tries `device`, and where it is not usable returns a fallback with *why set to a one-line
-// reason (*why cleared when the device is used). Called once per encoder, on a background thread.
-using PictureSearchFactory = std::function<std::unique_ptr<PictureIntegerSearch>(int device, std::string* why)>;
+// reason (*why cleared when the device is used). Called once per encoder, on a background thread. dsp: the
+// encoder's function table (common/dsp.h), which the search keeps using (the encoder outlives it).
+struct DspFuncs;
+using PictureSearchFactory =
+    std::function<std::unique_ptr<PictureIntegerSearch>(int device, const DspFuncs& dsp, std::string* why)>;
 
 // ---- What the macroblock loop sees -------------------------------------------------------------------------
 class IntegerCandidateSource {

@@ -157,13 +157,9 @@ class RerankSource final : public IntegerCandidateSource {
   }
 
  private:
-  // Ranks whose first table line best() prefetches: 8 (every rank of the default GPUTopK) measured best on the
-  // development VM with 128-byte rows (doc/GPU.md); a build may set another for comparisons.
-#ifdef GME_SUBPEL_PREFETCH_RANKS
-  static constexpr int kPrefetchRanks = GME_SUBPEL_PREFETCH_RANKS;
-#else
+  // Ranks whose first table line best() prefetches: every rank of the default GPUTopK, since the re-ranking may
+  // choose any of them and a table row the refinement reads is otherwise a miss in memory the DMA wrote.
   static constexpr int kPrefetchRanks = 8;
-#endif
   // best()'s answer: rank k of the partition's list c; what subpel() hands out for it.
   Candidate chose(const Candidate* c, int k) {
     last_mv_ = c[k].mv;
@@ -192,17 +188,17 @@ class RerankSource final : public IntegerCandidateSource {
 class FullFastFactory final : public CandidateSourceFactory {
  public:
   FullFastFactory(const Plane& cur, std::vector<const Plane*> refs, int search_range, int lambda_factor,
-                  const PixelFuncs& px, const FullFastOptions& opt)
-      : cur_(cur), refs_(std::move(refs)), sr_(search_range), lambda_(lambda_factor), px_(px), opt_(opt) {}
+                  const DspFuncs& dsp, const FullFastOptions& opt)
+      : cur_(cur), refs_(std::move(refs)), sr_(search_range), lambda_(lambda_factor), dsp_(dsp), opt_(opt) {}
   std::unique_ptr<IntegerCandidateSource> make(double*) override {
-    return std::make_unique<FullFastSearch>(cur_, refs_, sr_, lambda_, px_, opt_);
+    return std::make_unique<FullFastSearch>(cur_, refs_, sr_, lambda_, dsp_, opt_);
   }
 
  private:
   const Plane& cur_;
   const std::vector<const Plane*> refs_;
   const int sr_, lambda_;
-  const PixelFuncs& px_;
+  const DspFuncs& dsp_;  // the encoder's table: read-only, shared by every worker's source
   const FullFastOptions opt_;
 };
 
@@ -221,14 +217,14 @@ class RerankFactory final : public CandidateSourceFactory {
 
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px, const FullFastOptions& opt) {
-  return std::make_unique<FullFastSearch>(cur, std::move(refs), search_range, lambda_factor, px, opt);
+                                                             const DspFuncs& dsp, const FullFastOptions& opt) {
+  return std::make_unique<FullFastSearch>(cur, std::move(refs), search_range, lambda_factor, dsp, opt);
 }
 
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px) {
-  return make_fullfast_source(cur, std::move(refs), search_range, lambda_factor, px, FullFastOptions{});
+                                                             const DspFuncs& dsp) {
+  return make_fullfast_source(cur, std::move(refs), search_range, lambda_factor, dsp, FullFastOptions{});
 }
 
 std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidates& cands, int mb_width,
@@ -244,9 +240,9 @@ std::unique_ptr<IntegerCandidateSource> make_rerank_source(const PictureCandidat
 }
 
 std::unique_ptr<CandidateSourceFactory> fullfast_sources(const Plane& cur, std::vector<const Plane*> refs,
-                                                         int search_range, int lambda_factor, const PixelFuncs& px,
+                                                         int search_range, int lambda_factor, const DspFuncs& dsp,
                                                          const FullFastOptions& opt) {
-  return std::make_unique<FullFastFactory>(cur, std::move(refs), search_range, lambda_factor, px, opt);
+  return std::make_unique<FullFastFactory>(cur, std::move(refs), search_range, lambda_factor, dsp, opt);
 }
 
 std::unique_ptr<CandidateSourceFactory> rerank_sources(const PictureCandidates& cands, int mb_width,

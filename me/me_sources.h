@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/dsp.h"
 #include "common/frame.h"
-#include "common/pixel.h"
 #include "me/me_interface.h"
 
 namespace gme {
@@ -19,12 +19,12 @@ struct FullFastOptions {
 // The unmodified run: JM 19.0 fast full search, lazily per macroblock/reference. Options at their defaults.
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px);
+                                                             const DspFuncs& dsp);
 // The same with the configuration-dependent JM behaviours chosen explicitly (the encoder passes RDOptimization
 // and LevelIDC through this one).
 std::unique_ptr<IntegerCandidateSource> make_fullfast_source(const Plane& cur, std::vector<const Plane*> refs,
                                                              int search_range, int lambda_factor,
-                                                             const PixelFuncs& px, const FullFastOptions& opt);
+                                                             const DspFuncs& dsp, const FullFastOptions& opt);
 
 // The GPU path: re-ranks the K picture-level candidates with the exact predictor (minimum motion_cost, ties by
 // the stored order). Candidates whose sad is UINT32_MAX are treated as empty slots.
@@ -57,7 +57,7 @@ class CandidateSourceFactory {
 };
 // make_fullfast_source for every worker (the picture and reference planes must outlive the factory's sources).
 std::unique_ptr<CandidateSourceFactory> fullfast_sources(const Plane& cur, std::vector<const Plane*> refs,
-                                                         int search_range, int lambda_factor, const PixelFuncs& px,
+                                                         int search_range, int lambda_factor, const DspFuncs& dsp,
                                                          const FullFastOptions& opt);
 // make_rerank_source for every worker; progressive: the search whose answer lands row by row, or nullptr.
 std::unique_ptr<CandidateSourceFactory> rerank_sources(const PictureCandidates& cands, int mb_width,

@@ -3,11 +3,6 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-#include "common/block4x4.h"
 #include "common/halfpel.h"
 #include "me/subpel_memo.h"
 
@@ -41,9 +36,9 @@ class SubpelRegion {
         hp_(planes.h.at(X - 1, Y - 1)), jp_(planes.j.at(X - 1, Y - 1)) {}
 
   // Built locally (blocks beyond the planes, or no planes): the same sample kinds over the region only.
-  SubpelRegion(const Plane& ref, int X, int Y, int w, int h)
+  SubpelRegion(const HalfpelFuncs& f, const Plane& ref, int X, int Y, int w, int h)
       : bw_(w), bh_(h), stride_(kW), gp_(&g_[0][0]), bp_(&b_[0][0]), hp_(&h_[0][0]), jp_(&j_[0][0]) {
-    build_halfpel_region(ref, X - 1, Y - 1, w + 2, h + 2, kW, &g_[0][0], &b_[0][0], &h_[0][0], &j_[0][0]);
+    build_halfpel_region(f, ref, X - 1, Y - 1, w + 2, h + 2, kW, &g_[0][0], &b_[0][0], &h_[0][0], &j_[0][0]);
   }
 
   // Plane pointers (row stride stride_) of the sample kinds, at region position (r, c).
@@ -53,8 +48,8 @@ class SubpelRegion {
   const uint8_t* j(int r, int c) const { return jp_ + r * stride_ + c; }
 
   // The prediction at quarter-pel offset (ox, oy) in [-3, 3] from the integer position: either a plane pointer
-  // (row stride kW, no copy) or the average of two written to buf (row stride 16).
-  const uint8_t* predict(int ox, int oy, uint8_t* buf, int* stride) const {
+  // (row stride kW, no copy) or the average of two (avg) written to buf (row stride 16).
+  const uint8_t* predict(AvgRowsFn avg, int ox, int oy, uint8_t* buf, int* stride) const {
     const int fx = ox & 3, fy = oy & 3, c = (ox >> 2) + 1, r = (oy >> 2) + 1;
     const uint8_t *p1, *p2 = nullptr;
     switch (fy * 4 + fx) {                            // Table 8-12 names
@@ -79,16 +74,8 @@ class SubpelRegion {
       *stride = stride_;
       return p1;
     }
-    for (int y = 0; y < bh_; ++y, p1 += stride_, p2 += stride_) {
-#if defined(__SSE2__)
-      // pavgb is exactly (a + b + 1) >> 1. Rows hold kW bytes, so 16-byte loads stay inside the planes.
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 16 * y),
-                       _mm_avg_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)),
-                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p2))));
-#else
-      for (int x = 0; x < bw_; ++x) buf[16 * y + x] = static_cast<uint8_t>((p1[x] + p2[x] + 1) >> 1);
-#endif
-    }
+    // Rows hold at least kW bytes, so the 16-byte row reads avg may make stay inside the planes.
+    avg(buf, 16, p1, p2, stride_, bw_, bh_);
     *stride = 16;
     return buf;
   }
@@ -101,28 +88,6 @@ class SubpelRegion {
   // inside them.
   uint8_t g_[kRows][kW], b_[kRows][kW], h_[kRows][kW], j_[kRows][kW];
 };
-
-// Sum of the d[i] whose bit i is set in mask (16 values of at most 8160: fits 32 bits, and pmaddwd's signed
-// 16-bit inputs).
-inline uint32_t masked_sum(const uint16_t d[16], uint16_t mask) {
-#if defined(__SSE2__)
-  const __m128i bits = _mm_set_epi16(128, 64, 32, 16, 8, 4, 2, 1);
-  const __m128i lo = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask & 0xFF)), bits), bits);
-  const __m128i hi = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(static_cast<int16_t>(mask >> 8)), bits), bits);
-  const __m128i ones = _mm_set1_epi16(1);
-  __m128i s = _mm_add_epi32(
-      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)), lo), ones),
-      _mm_madd_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8)), hi), ones));
-  s = _mm_add_epi32(s, _mm_srli_si128(s, 8));
-  s = _mm_add_epi32(s, _mm_srli_si128(s, 4));
-  return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
-#else
-  uint32_t sum = 0;
-  for (int i = 0; i < 16; ++i)
-    if (mask >> i & 1) sum += d[i];
-  return sum;
-#endif
-}
 
 // JM's sub-pel refinement (SubPelBlockMotionSearch) around integer candidate ic, whose full-pel cost res holds:
 // the half-pel positions around it, then the quarter-pel positions around the best of those, in JM's spiral order;
@@ -251,13 +216,13 @@ void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchPa
 
 MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
                                      int cur_stride, const Plane& ref, int mb_px, int mb_py,
-                                     const MotionSearchParams& p, const PixelFuncs& px) {
-  return refine_partition(src, part, src.best(part, pred), pred, cur_mb, cur_stride, ref, mb_px, mb_py, p, px);
+                                     const MotionSearchParams& p, const DspFuncs& dsp) {
+  return refine_partition(src, part, src.best(part, pred), pred, cur_mb, cur_stride, ref, mb_px, mb_py, p, dsp);
 }
 
 MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candidate& ic, MV pred,
                               const uint8_t* cur_mb, int cur_stride, const Plane& ref, int mb_px, int mb_py,
-                              const MotionSearchParams& p, const PixelFuncs& px) {
+                              const MotionSearchParams& p, const DspFuncs& dsp) {
   MotionResult res;
   res.pred = pred;
   res.mv = ic.mv;
@@ -282,25 +247,28 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   const uint8_t* cur = cur_mb + 4 * g.y * cur_stride + 4 * g.x;
   const int X = mb_px + 4 * g.x + ic.mv.x / 4, Y = mb_py + 4 * g.y + ic.mv.y / 4;
   const bool planes = p.planes && p.planes->covers(X, Y, w, h);
-  const SubpelRegion region = planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(ref, X, Y, w, h);
+  const SubpelRegion region =
+      planes ? SubpelRegion(*p.planes, X, Y, w, h) : SubpelRegion(dsp.halfpel, ref, X, Y, w, h);
   alignas(16) uint8_t pbuf[16 * 16];
   // With the planes and a memo, distortions go through the macroblock's memo; the rare blocks beyond the planes
   // (and calls without planes or memo) compute the partition's distortion directly. Same values either way.
   DistortionMemo::Slot *slot_h = nullptr, *slot_q = nullptr;
   const bool memo = planes && p.memo;
   if (memo) {
-    p.memo->enter(mb_px, mb_py, cur_mb, cur_stride);
+    p.memo->enter(mb_px, mb_py, cur_mb, cur_stride, dsp.pixel.sad[kB16x16]);
     slot_h = p.memo->slot(p.planes->serial, ic.mv, p.hpel_metric);
     slot_q = p.qpel_metric == p.hpel_metric ? slot_h : p.memo->slot(p.planes->serial, ic.mv, p.qpel_metric);
   }
   const uint16_t part_mask = static_cast<uint16_t>(((1u << g.w) - 1) * (0x1111u & ((1u << (4 * g.h)) - 1)) << (4 * g.y + g.x));
-  const Block4x4Funcs& b4 = block4x4_best();
+  const PixelFuncs& px = dsp.pixel;
+  const Block4x4Funcs& b4 = dsp.block4x4;
+  const AvgRowsFn avg = dsp.mc.avg;
   auto distortion = [&](int metric, int ox, int oy) -> int64_t {
     if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
       return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
     int ps;
     if (!memo) {
-      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const uint8_t* pred_px = region.predict(avg, ox, oy, pbuf, &ps);
       const uint32_t d =
           metric == 2 ? px.satd[bs](cur, cur_stride, pred_px, ps) : px.sad[bs](cur, cur_stride, pred_px, ps);
       return static_cast<int64_t>(d) << kLambdaBits;
@@ -310,14 +278,14 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
     uint16_t* d = s.d[oi];
     const uint16_t missing = part_mask & ~s.known[oi];
     if (missing) {
-      const uint8_t* pred_px = region.predict(ox, oy, pbuf, &ps);
+      const uint8_t* pred_px = region.predict(avg, ox, oy, pbuf, &ps);
       const Strip4x4Fn fn = metric == 2 ? b4.satd : b4.sad;
       for (int r = 0; r < g.h; ++r)
         if ((missing >> (4 * (g.y + r))) & 0xF)
           fn(cur + 4 * r * cur_stride, cur_stride, pred_px + 4 * r * ps, ps, g.w, d + 4 * (g.y + r) + g.x);
       s.known[oi] |= part_mask;
     }
-    return static_cast<int64_t>(masked_sum(d, part_mask)) << kLambdaBits;
+    return static_cast<int64_t>(b4.masked_sum(d, part_mask)) << kLambdaBits;
   };
   refine(ic, pred, p, res, distortion);
   res.from_table = table_h || table_q;  // one stage's metric had a table

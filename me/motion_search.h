@@ -18,8 +18,8 @@
 #pragma once
 #include <cstdint>
 
+#include "common/dsp.h"
 #include "common/frame.h"
-#include "common/pixel.h"
 #include "common/types.h"
 #include "me/me_interface.h"
 
@@ -57,11 +57,11 @@ struct MotionResult {
 // partition's own offset inside the macroblock is taken from partition_geometry(part).
 MotionResult motion_search_partition(IntegerCandidateSource& src, int part, MV pred, const uint8_t* cur_mb,
                                      int cur_stride, const Plane& ref, int mb_px, int mb_py,
-                                     const MotionSearchParams& p, const PixelFuncs& px);
+                                     const MotionSearchParams& p, const DspFuncs& dsp);
 // Its second half: the sub-pel refinement of integer candidate `ic` (src.best(part, pred)'s answer), for callers
 // that time the two stages apart.
 MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candidate& ic, MV pred,
                               const uint8_t* cur_mb, int cur_stride, const Plane& ref, int mb_px, int mb_py,
-                              const MotionSearchParams& p, const PixelFuncs& px);
+                              const MotionSearchParams& p, const DspFuncs& dsp);
 
 }  // namespace gme

@@ -4,10 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "common/pixel.h"
 #include "common/types.h"
 
 namespace gme {
@@ -28,9 +25,10 @@ class DistortionMemo {
     uint16_t d[kOffsets][16];     // per 4x4 block of the macroblock, raster order
   };
 
-  void enter(int mb_px, int mb_py, const uint8_t* cur_mb, int stride) {
-    // Called once per partition search: the source comparison is 16 vector compares, not a memcmp per row.
-    if (n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_ && same_source(cur_mb, stride)) return;
+  // sad16x16: the table's 16x16 SAD (DspFuncs::pixel.sad[kB16x16]); a SAD of 0 says the source is the same.
+  // Called once per partition search: one SAD costs less than a memcmp per row.
+  void enter(int mb_px, int mb_py, const uint8_t* cur_mb, int stride, SadFn sad16x16) {
+    if (n_ >= 0 && mb_px == mb_px_ && mb_py == mb_py_ && sad16x16(cur_mb, stride, src_, 16) == 0) return;
     for (int y = 0; y < 16; ++y) std::memcpy(src_ + 16 * y, cur_mb + y * stride, 16);
     mb_px_ = mb_px;
     mb_py_ = mb_py;
@@ -63,20 +61,6 @@ class DistortionMemo {
       return serial == o.serial && vx == o.vx && vy == o.vy && metric == o.metric;
     }
   };
-  bool same_source(const uint8_t* cur_mb, int stride) const {
-#if defined(__SSE2__)
-    __m128i eq = _mm_set1_epi8(-1);
-    for (int y = 0; y < 16; ++y)
-      eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(cur_mb + y * stride)),
-                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src_ + 16 * y))));
-    return _mm_movemask_epi8(eq) == 0xFFFF;
-#else
-    for (int y = 0; y < 16; ++y)
-      if (std::memcmp(src_ + 16 * y, cur_mb + y * stride, 16) != 0) return false;
-    return true;
-#endif
-  }
-
   int n_ = -1;  // slots in use; -1: no macroblock yet
   int next_evict_ = 0;
   int mb_px_ = 0, mb_py_ = 0;

@@ -1,5 +1,7 @@
 // bdrate: Bjontegaard deltas (BD-rate %, BD-PSNR dB) of a test RD curve against an anchor, per component
 // Y, U, V and combined (4Y+U+V)/6. Inputs are read by rd/rd_input.h; the math is rd/bjontegaard.h.
+#include <getopt.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "rd/bjontegaard.h"
 #include "rd/rd_input.h"
 
@@ -19,10 +22,13 @@ const char* kUsage =
     "Bjontegaard delta rate (%) and PSNR (dB) of the TEST curve against the ANCHOR curve (>= 4 points each).\n"
     "A SPEC is a file (CSV with kbps,psnr_y[,psnr_u,psnr_v] header; a StatsFile, one point; JM stats.dat or\n"
     "log.dat; a lencod console log), FILE#KEY=VALUE,KEY~TEXT to keep matching CSV/log.dat rows, or @LIST.\n"
-    "Options:\n"
+    "Options (GNU style: --component=Y or --component Y):\n"
     "  --pchip              piecewise cubic Hermite interpolation instead of the VCEG-M33 cubic fit\n"
     "  -c, --component C    Y, U, V, YUV or a comma list (default: every component both curves have)\n"
-    "  --csv                print CSV (component,bd_rate_percent,bd_psnr_db,...) instead of a table\n"
+    "  --csv                print CSV (component,bd_rate_percent,bd_psnr_db,...,warning) instead of a table\n"
+    "  --strict             a doubtful result (fit not monotonic over the interval, implausible value, overlap\n"
+    "                       below 75 % of a curve's range) is an error: exit status 1\n"
+    "  -V, --version        the version of this build\n"
     "  -h, --help           this text\n"
     "Positive BD-rate: the test needs more bits for the same PSNR; negative BD-PSNR: lower PSNR at equal rate.\n";
 
@@ -31,6 +37,7 @@ struct Options {
   gme::BdMethod method = gme::BdMethod::kPolynomial;
   std::vector<int> components;  // 0 Y, 1 U, 2 V, 3 YUV; empty: automatic
   bool csv = false;
+  bool strict = false;
 };
 
 const char* kComponentNames[4] = {"Y", "U", "V", "YUV"};
@@ -50,52 +57,65 @@ bool has_component(const std::vector<gme::RdPoint>& pts, int c) {
   return true;
 }
 
+bool parse_components(const std::string& list, std::vector<int>* out) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    int found = -1;
+    for (int c = 0; c < 4; c++)
+      if (name == kComponentNames[c]) found = c;
+    if (found < 0) {
+      std::fprintf(stderr, "bdrate: error: component '%s' unknown, expected Y, U, V or YUV\n", name.c_str());
+      return false;
+    }
+    out->push_back(found);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+enum class Action { kRun, kHelp, kVersion };
+
+// GNU getopt_long in "return in order" mode ('-'), so "-a X Y -t Z W" keeps each file with its option.
 // Returns false (with the message printed) on a bad command line.
-bool parse_args(int argc, char** argv, Options* o, bool* help) {
+bool parse_args(int argc, char** argv, Options* o, Action* action) {
+  enum { kPchip = 256, kCsv, kStrict };
+  static const option kLong[] = {{"anchor", no_argument, nullptr, 'a'},   {"test", no_argument, nullptr, 't'},
+                                 {"component", required_argument, nullptr, 'c'},
+                                 {"pchip", no_argument, nullptr, kPchip}, {"csv", no_argument, nullptr, kCsv},
+                                 {"strict", no_argument, nullptr, kStrict},
+                                 {"version", no_argument, nullptr, 'V'},  {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
   std::vector<std::string> positional;
   std::vector<std::string>* target = nullptr;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      *help = true;
-      return true;
-    } else if (a == "--pchip") {
-      o->method = gme::BdMethod::kPchip;
-    } else if (a == "--csv") {
-      o->csv = true;
-    } else if (a == "-a" || a == "--anchor") {
-      target = &o->anchor;
-    } else if (a == "-t" || a == "--test") {
-      target = &o->test;
-    } else if (a == "-c" || a == "--component") {
-      if (++i >= argc) {
-        std::fprintf(stderr, "bdrate: error: %s needs a value (Y, U, V, YUV)\n", a.c_str());
+  optind = 0;  // full re-initialisation of getopt's state
+  opterr = 0;
+  for (;;) {
+    const int c = getopt_long(argc, argv, "-:atc:Vh", kLong, nullptr);
+    if (c == -1) break;
+    switch (c) {
+      case 1:
+        (target ? *target : positional).push_back(optarg);
+        break;
+      case 'a': target = &o->anchor; break;
+      case 't': target = &o->test; break;
+      case 'c':
+        if (!parse_components(optarg, &o->components)) return false;
+        break;
+      case kPchip: o->method = gme::BdMethod::kPchip; break;
+      case kCsv: o->csv = true; break;
+      case kStrict: o->strict = true; break;
+      case 'V': *action = Action::kVersion; return true;
+      case 'h': *action = Action::kHelp; return true;
+      case ':':
+        std::fprintf(stderr, "bdrate: error: %s needs a value (Y, U, V, YUV)\n", argv[optind - 1]);
         return false;
-      }
-      std::string list = argv[i];
-      size_t start = 0;
-      while (start <= list.size()) {
-        const size_t comma = list.find(',', start);
-        std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        int found = -1;
-        for (int c = 0; c < 4; c++)
-          if (name == kComponentNames[c]) found = c;
-        if (found < 0) {
-          std::fprintf(stderr, "bdrate: error: component '%s' unknown, expected Y, U, V or YUV\n", name.c_str());
-          return false;
-        }
-        o->components.push_back(found);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    } else if (a.size() > 1 && a[0] == '-' && a[1] != '\0' && !std::isdigit(static_cast<unsigned char>(a[1]))) {
-      std::fprintf(stderr, "bdrate: error: unknown option '%s' (see bdrate --help)\n", a.c_str());
-      return false;
-    } else if (target) {
-      target->push_back(a);
-    } else {
-      positional.push_back(a);
+      default:
+        std::fprintf(stderr, "bdrate: error: unknown option '%s' (see bdrate --help)\n", argv[optind - 1]);
+        return false;
     }
   }
   if (o->anchor.empty() && o->test.empty()) {
@@ -132,12 +152,17 @@ std::string describe(const std::vector<std::string>& specs) {
 
 int main(int argc, char** argv) {
   Options o;
-  bool help = false;
-  if (!parse_args(argc, argv, &o, &help)) return 2;
-  if (help) {
+  Action action = Action::kRun;
+  if (!parse_args(argc, argv, &o, &action)) return 2;
+  if (action == Action::kHelp) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (action == Action::kVersion) {
+    std::printf("bdrate %s\n", gme::version_string().c_str());
+    return 0;
+  }
+  int warnings = 0;
   try {
     const std::vector<gme::RdPoint> anchor = read_curve(o.anchor), test = read_curve(o.test);
     std::vector<int> comps = o.components;
@@ -159,33 +184,47 @@ int main(int argc, char** argv) {
       a.name = std::string("anchor ") + kComponentNames[c];
       t.name = std::string("test ") + kComponentNames[c];
       results.push_back(gme::bjontegaard(a, t, o.method));
+      // Rule 4 of the developers' guide: a doubtful number is never printed silently.
+      for (const std::string& w : results.back().warnings) {
+        std::fprintf(stderr, "bdrate: %s: %s: %s\n", o.strict ? "error" : "warning", kComponentNames[c], w.c_str());
+        warnings++;
+      }
     }
     if (o.csv) {
       std::printf("component,bd_rate_percent,bd_psnr_db,overlap_kbps_lo,overlap_kbps_hi,overlap_psnr_lo,"
-                  "overlap_psnr_hi\n");
+                  "overlap_psnr_hi,warning\n");
       for (size_t i = 0; i < comps.size(); i++) {
         const auto& r = results[i];
-        std::printf("%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", kComponentNames[comps[i]], r.bd_rate_percent, r.bd_psnr_db,
-                    r.overlap_kbps_lo, r.overlap_kbps_hi, r.overlap_psnr_lo, r.overlap_psnr_hi);
+        std::string w;
+        for (const std::string& x : r.warnings) w += (w.empty() ? "" : " | ") + x;
+        std::string quoted = "\"";
+        for (char ch : w) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        std::printf("%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s\n", kComponentNames[comps[i]], r.bd_rate_percent,
+                    r.bd_psnr_db, r.overlap_kbps_lo, r.overlap_kbps_hi, r.overlap_psnr_lo, r.overlap_psnr_hi,
+                    w.empty() ? "" : (quoted + "\"").c_str());
       }
-      return 0;
+    } else {
+      std::printf("anchor : %zu points  %s\n", anchor.size(), describe(o.anchor).c_str());
+      std::printf("test   : %zu points  %s\n", test.size(), describe(o.test).c_str());
+      std::printf("method : %s\n\n", gme::bd_method_name(o.method));
+      std::printf("component  BD-rate (%%)  BD-PSNR (dB)  rate overlap (kbit/s)   PSNR overlap (dB)\n");
+      for (size_t i = 0; i < comps.size(); i++) {
+        const auto& r = results[i];
+        char rate[48], psnr[48];
+        std::snprintf(rate, sizeof rate, "%.2f-%.2f", r.overlap_kbps_lo, r.overlap_kbps_hi);
+        std::snprintf(psnr, sizeof psnr, "%.3f-%.3f", r.overlap_psnr_lo, r.overlap_psnr_hi);
+        std::printf("%-9s  %11.3f  %12.4f  %-22s  %s%s\n", kComponentNames[comps[i]], r.bd_rate_percent,
+                    r.bd_psnr_db, rate, psnr, r.warnings.empty() ? "" : "  (doubtful: see the warnings)");
+      }
+      if (comps.size() < 4 && o.components.empty())
+        std::printf("(components missing from a curve are left out)\n");
     }
-    std::printf("anchor : %zu points  %s\n", anchor.size(), describe(o.anchor).c_str());
-    std::printf("test   : %zu points  %s\n", test.size(), describe(o.test).c_str());
-    std::printf("method : %s\n\n", gme::bd_method_name(o.method));
-    std::printf("component  BD-rate (%%)  BD-PSNR (dB)  rate overlap (kbit/s)   PSNR overlap (dB)\n");
-    for (size_t i = 0; i < comps.size(); i++) {
-      const auto& r = results[i];
-      char rate[48], psnr[48];
-      std::snprintf(rate, sizeof rate, "%.2f-%.2f", r.overlap_kbps_lo, r.overlap_kbps_hi);
-      std::snprintf(psnr, sizeof psnr, "%.3f-%.3f", r.overlap_psnr_lo, r.overlap_psnr_hi);
-      std::printf("%-9s  %11.3f  %12.4f  %-22s  %s\n", kComponentNames[comps[i]], r.bd_rate_percent, r.bd_psnr_db,
-                  rate, psnr);
-    }
-    if (comps.size() < 4 && o.components.empty())
-      std::printf("(components missing from a curve are left out)\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bdrate: error: %s\n", e.what());
+    return 1;
+  }
+  if (warnings > 0 && o.strict) {
+    std::fprintf(stderr, "bdrate: error: %d doubtful result%s (--strict)\n", warnings, warnings == 1 ? "" : "s");
     return 1;
   }
   return 0;

@@ -136,6 +136,52 @@ std::vector<double> polyfit3(const std::vector<double>& x, const std::vector<dou
   return c;
 }
 
+bool polyfit3_decreases(const std::vector<double>& x, const std::vector<double>& y, double lo, double hi,
+                        double* from, double* to) {
+  const ScaledCubic f = fit_scaled(x, y);
+  const double tlo = (lo - f.centre) / f.scale, thi = (hi - f.centre) / f.scale;
+  // Slope in t: q'(t) = a1 + 2 a2 t + 3 a3 t^2 (the scale is positive, so the sign is that of dy/dx).
+  auto slope = [&](double t) { return f.a[1] + t * (2 * f.a[2] + t * 3 * f.a[3]); };
+  // Candidate points where the slope can change sign or be smallest: the ends, the vertex and the roots.
+  std::vector<double> ts = {tlo, thi};
+  const double qa = 3 * f.a[3], qb = 2 * f.a[2], qc = f.a[1];
+  if (qa != 0) {
+    const double vertex = -qb / (2 * qa);
+    if (vertex > tlo && vertex < thi) ts.push_back(vertex);
+    const double disc = qb * qb - 4 * qa * qc;
+    if (disc >= 0) {
+      const double r = std::sqrt(disc);
+      for (double t : {(-qb - r) / (2 * qa), (-qb + r) / (2 * qa)})
+        if (t > tlo && t < thi) ts.push_back(t);
+    }
+  } else if (qb != 0) {
+    const double t = -qc / qb;
+    if (t > tlo && t < thi) ts.push_back(t);
+  }
+  std::sort(ts.begin(), ts.end());
+  // The slope is a quadratic: between consecutive candidates it keeps one sign, so each piece's midpoint tells.
+  // A slope that only touches zero (x^3 at 0) still rises strictly; rounding may leave it a hair below zero there,
+  // so only a slope below -1e-9 of the largest one counts as falling.
+  double largest = 0;
+  for (double t : ts) largest = std::max(largest, std::fabs(slope(t)));
+  const double tolerance = 1e-9 * largest;
+  double a = 0, b = 0;
+  bool found = false;
+  for (size_t i = 0; i + 1 < ts.size(); i++) {
+    if (slope(0.5 * (ts[i] + ts[i + 1])) > -tolerance) {
+      if (found) break;  // the first falling part has ended
+      continue;
+    }
+    if (!found) a = ts[i];
+    found = true;
+    b = ts[i + 1];
+  }
+  if (!found) return false;
+  *from = f.centre + f.scale * a;
+  *to = f.centre + f.scale * b;
+  return true;
+}
+
 double integrate_polyfit3(const std::vector<double>& x, const std::vector<double>& y, double lo, double hi) {
   const ScaledCubic f = fit_scaled(x, y);
   const double tlo = (lo - f.centre) / f.scale, thi = (hi - f.centre) / f.scale;
@@ -224,6 +270,50 @@ BdResult bjontegaard(const BdCurve& anchor, const BdCurve& test, BdMethod method
   const double log_diff = mean_over(t.psnr, t.log_rate, p_lo, p_hi, method) -
                           mean_over(a.psnr, a.log_rate, p_lo, p_hi, method);
   r.bd_rate_percent = (std::pow(10.0, log_diff) - 1.0) * 100.0;
+
+  // ---- Doubts: each one a warning line that names the curve, the interval and what to do.
+  const char* pchip_hint = "; the PCHIP method (bdrate/rdsweep --pchip) is monotonic by construction";
+  if (method == BdMethod::kPolynomial) {
+    struct Fit { const SortedCurve* c; const BdCurve* named; };
+    for (const Fit f : {Fit{&a, &anchor}, Fit{&t, &test}}) {
+      double from, to;
+      if (polyfit3_decreases(f.c->psnr, f.c->log_rate, p_lo, p_hi, &from, &to))
+        r.warnings.push_back(f.named->name + ": the cubic fit of log-rate over PSNR is not monotonic over the "
+                             "BD-rate interval " + range("dB", "%.3f", p_lo, p_hi) + " (it does not rise between " +
+                             fmt("%.3f", from) + " and " + fmt("%.3f", to) + " dB): the BD-rate is not meaningful" +
+                             pchip_hint);
+      if (polyfit3_decreases(f.c->log_rate, f.c->psnr, lr_lo, lr_hi, &from, &to))
+        r.warnings.push_back(f.named->name + ": the cubic fit of PSNR over log-rate is not monotonic over the "
+                             "BD-PSNR interval " + range("kbit/s", "%.3f", std::pow(10, lr_lo), std::pow(10, lr_hi)) +
+                             " (it does not rise between " + fmt("%.3f", std::pow(10, from)) + " and " +
+                             fmt("%.3f", std::pow(10, to)) + " kbit/s): the BD-PSNR is not meaningful" + pchip_hint);
+    }
+  }
+  // Implausible results: a shift larger than the span the two curves cover cannot come from these data.
+  const double lr_span = std::max(a.log_rate.back(), t.log_rate.back()) - std::min(a.log_rate.front(),
+                                                                                  t.log_rate.front());
+  const double p_span = std::max(a.psnr.back(), t.psnr.back()) - std::min(a.psnr.front(), t.psnr.front());
+  if (!std::isfinite(r.bd_rate_percent) || std::fabs(log_diff) > lr_span)
+    r.warnings.push_back("BD-rate " + fmt("%.3f", r.bd_rate_percent) + " % is implausible: the rate ratio it "
+                         "implies exceeds the ratio between the highest and the lowest rate of both curves (" +
+                         fmt("%.2f", std::pow(10, lr_span)) + "x)" + (method == BdMethod::kPolynomial ? pchip_hint : ""));
+  if (!std::isfinite(r.bd_psnr_db) || std::fabs(r.bd_psnr_db) > p_span)
+    r.warnings.push_back("BD-PSNR " + fmt("%.4f", r.bd_psnr_db) + " dB is implausible: larger than the PSNR span of "
+                         "both curves (" + fmt("%.3f", p_span) + " dB)" +
+                         (method == BdMethod::kPolynomial ? pchip_hint : ""));
+  // Small overlaps: the delta then rests on a small part of a curve (the fit outside it does not count).
+  auto overlap_check = [&](const char* delta, const char* axis, double lo, double hi, const SortedCurve& c1,
+                           const SortedCurve& c2, bool log_axis) {
+    const double r1 = log_axis ? c1.log_rate.back() - c1.log_rate.front() : c1.psnr.back() - c1.psnr.front();
+    const double r2 = log_axis ? c2.log_rate.back() - c2.log_rate.front() : c2.psnr.back() - c2.psnr.front();
+    const double f1 = (hi - lo) / r1, f2 = (hi - lo) / r2;
+    if (f1 < kBdMinOverlap || f2 < kBdMinOverlap)
+      r.warnings.push_back(std::string(delta) + ": the curves overlap in " + axis + " over " + fmt("%.0f", 100 * f1) +
+                           " % of the anchor's range and " + fmt("%.0f", 100 * f2) + " % of the test's (below " +
+                           fmt("%.0f", 100 * kBdMinOverlap) + " %): the delta rests on a small common part");
+  };
+  overlap_check("BD-rate", "PSNR", p_lo, p_hi, a, t, false);
+  overlap_check("BD-PSNR", "log-rate", lr_lo, lr_hi, a, t, true);
   return r;
 }
 

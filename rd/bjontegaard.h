@@ -35,13 +35,21 @@ struct BdResult {
   double bd_psnr_db = 0;
   double overlap_kbps_lo = 0, overlap_kbps_hi = 0;  // rate interval both curves cover (BD-PSNR integral)
   double overlap_psnr_lo = 0, overlap_psnr_hi = 0;  // PSNR interval both curves cover (BD-rate integral)
+  // Doubts about the numbers above, one line each (empty: none). A warning means the number must not be
+  // published as it is: a fit that is not monotonic over the integration interval, a result outside the range the
+  // data can support, or an overlap below kBdMinOverlap of a curve's range.
+  std::vector<std::string> warnings;
 };
+
+// Smallest common interval, as a fraction of each curve's own range, below which a delta extrapolates too much to
+// be trusted (the bjontegaard Python package warns at the same ratio).
+constexpr double kBdMinOverlap = 0.75;
 
 // Minimum number of points of a curve (a cubic has four coefficients).
 constexpr int kBdMinPoints = 4;
 
 // Checks both curves (>= 4 finite points, positive rates, PSNR strictly increasing with rate, overlapping
-// intervals) and computes both deltas. Throws BdError.
+// intervals) and computes both deltas. Throws BdError. Degenerate fits and small overlaps give warnings.
 BdResult bjontegaard(const BdCurve& anchor, const BdCurve& test, BdMethod method);
 
 // Eq. 2 of the seed paper: the 4:2:0 weighted average of the component PSNRs.
@@ -63,5 +71,10 @@ double integrate_pchip(const std::vector<double>& x, const std::vector<double>& 
 
 // PCHIP derivatives at the knots (exposed so tests can compare them with scipy's).
 std::vector<double> pchip_slopes(const std::vector<double>& x, const std::vector<double>& y);
+
+// Where the least-squares cubic of (x, y) decreases inside [lo, hi]: false when it rises strictly over the whole
+// interval, else true with [*from, *to] the (first) part where its slope is zero or negative.
+bool polyfit3_decreases(const std::vector<double>& x, const std::vector<double>& y, double lo, double hi,
+                        double* from, double* to);
 
 }  // namespace gme

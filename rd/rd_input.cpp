@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -29,13 +32,44 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool read_text(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  return !in.bad();
+// Reads a whole file; false with *why set to the system's reason ("No such file or directory", "Is a directory",
+// "Permission denied") when it cannot.
+bool read_text(const std::string& path, std::string* text, std::string* why) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  text->clear();
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text->append(buf, n);
+  const bool bad = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (bad) {
+    *why = err ? std::strerror(err) : "read error";
+    return false;
+  }
+  return true;
+}
+
+// A count or QP read as a double: finite, whole and within [lo, hi], so the conversion to int is defined.
+bool to_whole(double v, int lo, int hi, int* out) {
+  if (!std::isfinite(v) || v != std::floor(v) || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+constexpr int kMaxFrames = 1 << 30;
+
+std::string qp_error(const std::string& where, const std::string& what, double v) {
+  return where + ": " + what + " " + fmt("%g", v) + " is not a QP, expected an integer in 0..51";
+}
+std::string frames_error(const std::string& where, const std::string& what, double v) {
+  return where + ": " + what + " " + fmt("%g", v) + " is not a frame count, expected an integer in 0.." +
+         std::to_string(kMaxFrames);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -139,10 +173,15 @@ std::vector<RdPoint> parse_csv(const std::string& text, const std::string& name,
         case 2: p.psnr_u = v; break;
         case 3: p.psnr_v = v; break;
         case 4: p.psnr_yuv = v; break;
-        case 5: p.qp = static_cast<int>(v); break;
+        case 5:
+          if (!to_whole(v, 0, 51, &p.qp)) throw RdInputError(qp_error(where, "column " + header[c] + ":", v));
+          break;
         case 6: p.time_s = v; break;
         case 7: p.time_me_s = v; break;
-        case 8: p.frames = static_cast<int>(v); break;
+        case 8:
+          if (!to_whole(v, 0, kMaxFrames, &p.frames))
+            throw RdInputError(frames_error(where, "column " + header[c] + ":", v));
+          break;
       }
     }
     complete(&p);
@@ -174,9 +213,24 @@ bool parse_stats(const std::string& text, const std::string& name, RdPoint* p, s
       p->psnr_yuv = s->number_or("psnr_yuv", kRdMissing);
       p->time_s = s->number_or("time_s", kRdMissing);
       p->time_me_s = s->number_or("time_me_s", kRdMissing);
-      p->frames = static_cast<int>(s->number_or("frames", 0));
-      p->qp = static_cast<int>(s->number_or("qp", s->number_or("qp_p", last_qp)));
+      const std::string where = name + ":" + std::to_string(i + 1);
+      const double frames = s->number_or("frames", 0);
+      if (!to_whole(frames, 0, kMaxFrames, &p->frames)) {
+        *why = frames_error(where, "summary frames", frames);
+        return false;
+      }
+      const double qp = s->number_or("qp", s->number_or("qp_p", last_qp));
+      if (qp != -1 && !to_whole(qp, 0, 51, &p->qp)) {
+        *why = qp_error(where, "summary qp", qp);
+        return false;
+      }
       p->integer_me_path = s->string_or("integer_me_path", "");
+      p->version = s->string_or("version", "");
+      p->energy_interval_s = s->number_or("energy_interval_s", kRdMissing);
+      p->energy_gpu_j = s->number_or("energy_gpu_j", kRdMissing);
+      p->energy_cpu_j = s->number_or("energy_cpu_j", kRdMissing);
+      p->energy_gpu_what = s->string_or("energy_gpu", "");
+      p->energy_cpu_what = s->string_or("energy_cpu", "");
       if (std::isnan(p->kbps) || std::isnan(p->psnr_y)) {
         *why = name + ":" + std::to_string(i + 1) + ": summary lacks kbps or psnr_y";
         return false;
@@ -186,7 +240,12 @@ bool parse_stats(const std::string& text, const std::string& name, RdPoint* p, s
     }
     // A frame object: remember the QP of the last P picture (the sweep's QPPSlice), else of any picture.
     const double qp = v.number_or("qp", -1);
-    if (qp >= 0 && (v.string_or("type", "") == "P" || last_qp < 0)) last_qp = static_cast<int>(qp);
+    int q = -1;
+    if (qp != -1 && !to_whole(qp, 0, 51, &q)) {
+      *why = qp_error(name + ":" + std::to_string(i + 1), "picture qp", qp);
+      return false;
+    }
+    if (q >= 0 && (v.string_or("type", "") == "P" || last_qp < 0)) last_qp = q;
   }
   *why = name + ": no summary line (the encode did not finish?)";
   return false;
@@ -226,7 +285,8 @@ std::vector<RdPoint> parse_jm_stats(const std::string& text, const std::string& 
     } else if (t.rfind("No.of coded pictures", 0) == 0) {
       const size_t c = t.find(':');
       double v;
-      if (c != std::string::npos && to_number(t.substr(c + 1), &v)) p.frames = static_cast<int>(v);
+      if (c != std::string::npos && to_number(t.substr(c + 1), &v) && !to_whole(v, 0, kMaxFrames, &p.frames))
+        throw RdInputError(frames_error(name, "'No.of coded pictures'", v));
     }
   }
   if (std::isnan(p.kbps) || !have_y)
@@ -277,9 +337,10 @@ std::vector<RdPoint> parse_jm_log(const std::string& text, const std::string& na
     p.time_s = num("total time", false) / 1000.0;  // milliseconds in JM
     p.time_me_s = num("me time", false) / 1000.0;
     const double qp = num("qpp", false);
-    p.qp = std::isnan(qp) ? -1 : static_cast<int>(qp);
+    if (!std::isnan(qp) && !to_whole(qp, 0, 51, &p.qp)) throw RdInputError(qp_error(where, "QPP", qp));
     const double frames = num("#img", false);
-    p.frames = std::isnan(frames) ? 0 : static_cast<int>(frames);
+    if (!std::isnan(frames) && !to_whole(frames, 0, kMaxFrames, &p.frames))
+      throw RdInputError(frames_error(where, "#Img", frames));
     complete(&p);
     out.push_back(p);
   }
@@ -332,8 +393,8 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
   if (depth > 8) throw RdInputError(spec + ": list files nest too deeply");
   if (!spec.empty() && spec[0] == '@') {
     const std::string list = spec.substr(1);
-    std::string text;
-    if (!read_text(list, &text)) throw RdInputError(list + ": cannot read the list file");
+    std::string text, why;
+    if (!read_text(list, &text, &why)) throw RdInputError(list + ": cannot read the list file (" + why + ")");
     const size_t slash = list.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : list.substr(0, slash + 1);
     for (const std::string& line : lines_of(text)) {
@@ -345,8 +406,8 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
   }
   std::vector<RdFilter> filters;
   const std::string path = split_rd_spec(spec, &filters);
-  std::string text;
-  if (!read_text(path, &text)) throw RdInputError(path + ": cannot read the file");
+  std::string text, why;
+  if (!read_text(path, &text, &why)) throw RdInputError(path + ": cannot read the file (" + why + ")");
   const RdFormat fmt = detect_rd_format(text);
   if (fmt == RdFormat::kUnknown)
     throw RdInputError(path + ": unknown format (expected a CSV with kbps and psnr_y columns, a StatsFile, "
@@ -454,9 +515,9 @@ std::vector<RdPoint> parse_rd_text(const std::string& text, RdFormat format, con
 }
 
 bool read_stats_summary(const std::string& path, RdPoint* out, std::string* why) {
-  std::string text;
-  if (!read_text(path, &text)) {
-    *why = path + ": cannot read the file";
+  std::string text, reason;
+  if (!read_text(path, &text, &reason)) {
+    *why = path + ": cannot read the file (" + reason + ")";
     return false;
   }
   return parse_stats(text, path, out, why);

@@ -35,6 +35,11 @@ struct RdPoint {
   int qp = -1;                   // QPPSlice (or QPISlice when only that is known); -1 unknown
   int frames = 0;
   std::string integer_me_path;   // StatsFile summary: which integer-ME path ran ("cpu twin: ..." etc.)
+  std::string version;           // StatsFile summary: the encoder's version, when it records one
+  // StatsFile summary (common/energy.h): joules over energy_interval_s, or NaN with the reason in *_what.
+  double energy_interval_s = kRdMissing;
+  double energy_gpu_j = kRdMissing, energy_cpu_j = kRdMissing;
+  std::string energy_gpu_what, energy_cpu_what;
   std::string origin;            // "file" or "file:line", for messages
 };
 

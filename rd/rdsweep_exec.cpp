@@ -1,28 +1,50 @@
-// Process management for rdsweep: fork/exec of lencod, bounded parallelism, atomic completion of each point.
+// Process management for rdsweep: fork/exec of lencod, bounded parallelism, atomic completion of each point,
+// stopping on signals.
 #include "rd/rdsweep_exec.h"
 
-#include <cerrno>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <fcntl.h>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/sha256.h"
 
 namespace gme {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A signal handler can only talk to the program through a static flag of this type.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+extern "C" void on_child(int) {}
+
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 std::string last_line_of(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(read_all(path));
   std::string line, last;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -36,7 +58,11 @@ void remove_parts(const SweepPoint& p) {
 }
 
 // Child side: never returns.
-[[noreturn]] void exec_encoder(const SweepPoint& p) {
+[[noreturn]] void exec_encoder(const SweepPoint& p, pid_t parent, const sigset_t& mask) {
+  // End with rdsweep even when it is killed outright (SIGKILL cannot be caught to forward it).
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) _exit(126);  // the parent died before prctl took effect
+  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
   const int log = ::open(p.log().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   const int null_in = ::open("/dev/null", O_RDONLY);
   if (log < 0 || ::chdir(p.dir.c_str()) != 0) _exit(126);
@@ -52,51 +78,67 @@ void remove_parts(const SweepPoint& p) {
   _exit(127);
 }
 
+void record_failure(const SweepPoint& p, const std::string& error) {
+  std::string ignored;
+  write_file_atomically(p.failed_file(), error + "\n", &ignored);
+}
+
 // Parent side, after the child ended: decides success and makes the point's files final.
-SweepJobResult finish(const SweepPoint& p, int status, double wall) {
+SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJobContext& ctx,
+                      const std::string& started) {
   SweepJobResult r;
   r.wall_s = wall;
+  r.warnings = warnings_in_log(read_all(p.log()));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                         : "killed by signal " + std::to_string(WTERMSIG(status));
     const std::string last = last_line_of(p.log());
     r.error = how + (last.empty() ? "" : ": " + last) + " (see " + p.log() + ")";
     remove_parts(p);
+    if (stop_signal()) r.interrupted = true;
+    else record_failure(p, r.error);
     return r;
   }
-  std::string why;
-  if (!read_stats_summary(part_name(p.stats()), &r.point, &why)) {
-    r.error = "encoder exited 0 but its StatsFile is unusable: " + why;
+  auto fail = [&](const std::string& e) {
+    r.error = e;
     remove_parts(p);
+    record_failure(p, e);
     return r;
-  }
+  };
+  if (ctx.strict && !r.warnings.empty())
+    return fail("lencod warned (--strict): " + r.warnings.front() +
+                (r.warnings.size() > 1 ? " (+" + std::to_string(r.warnings.size() - 1) + " more)" : ""));
+  std::string why;
+  if (!read_stats_summary(part_name(p.stats()), &r.point, &why))
+    return fail("encoder exited 0 but its StatsFile is unusable: " + why);
+  PointRecord rec = ctx.base;
+  std::string error;
+  if (!sha256_file(part_name(p.stream()), &rec.stream_sha256, &error))
+    return fail(part_name(p.stream()) + " was not written (" + error + ")");
   struct stat st;
   for (const std::string& f : {p.stream(), p.recon(), p.stats()}) {
     const std::string part = part_name(f);
     if (::stat(part.c_str(), &st) != 0) {
-      if (f == p.recon()) continue;  // an encoder may legitimately skip the reconstruction
-      r.error = part + " was not written";
-      remove_parts(p);
-      return r;
+      if (f == p.recon()) {
+        ::unlink(f.c_str());  // an older reconstruction must not sit beside a newer stream
+        continue;             // --no-recon, or an encoder that skips the reconstruction
+      }
+      return fail(part + " was not written");
     }
-    if (::rename(part.c_str(), f.c_str()) != 0) {
-      r.error = part + ": cannot rename (" + std::strerror(errno) + ")";
-      return r;
-    }
+    if (::rename(part.c_str(), f.c_str()) != 0) return fail(part + ": cannot rename (" + std::strerror(errno) + ")");
   }
-  const std::string tmp = p.command_file() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << command_text(p.argv) << "\n";
-    if (!out) {
-      r.error = tmp + ": cannot write";
-      return r;
-    }
-  }
-  if (::rename(tmp.c_str(), p.command_file().c_str()) != 0) {
-    r.error = p.command_file() + ": cannot write";
-    return r;
-  }
+  if (!write_file_atomically(p.command_file(), command_text(p.argv) + "\n", &error)) return fail(error);
+  rec.command = command_text(p.argv);
+  rec.encoder_sha256 = ctx.prints->encoder_sha256;
+  rec.cfg_sha256 = ctx.prints->cfg_sha256;
+  const auto in = ctx.prints->inputs.find(absolute_path(p.seq.file));
+  if (in != ctx.prints->inputs.end()) rec.input_sha256 = in->second;
+  rec.encoder_version = r.point.version;
+  rec.started_utc = started;
+  rec.wall_s = wall;
+  rec.warnings = r.warnings;
+  ::unlink(p.failed_file().c_str());
+  if (!write_point_record(p, rec, &error)) return fail(error);  // the marker last: complete only when all is there
   r.point.origin = p.stats();
   r.ok = true;
   return r;
@@ -104,77 +146,161 @@ SweepJobResult finish(const SweepPoint& p, int status, double wall) {
 
 }  // namespace
 
+std::vector<std::string> warnings_in_log(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string low = line;
+    for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t at = low.find("warning:");
+    if (at == std::string::npos) continue;
+    // Only at the start of the line, or after one "PROGRAM: " prefix (lencod: warning: ...).
+    const size_t lead = low.find_first_not_of(" \t");
+    const bool at_start = at == lead;
+    const size_t colon = low.find(": ");
+    const bool after_prefix = colon != std::string::npos && colon + 2 == at &&
+                              low.substr(lead, colon - lead).find(' ') == std::string::npos;
+    if (!at_start && !after_prefix) continue;
+    std::string w = line.substr(at + 8);
+    const size_t b = w.find_first_not_of(" \t");
+    out.push_back(b == std::string::npos ? "" : w.substr(b));
+  }
+  return out;
+}
+
+void install_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocking wait returns and sees the flag
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    ::sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // nohup: keep ignoring what the caller chose to ignore
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+int stop_signal() { return g_stop_signal; }
+
 std::string format_duration(double s) {
   char b[32];
-  if (!(s >= 0) || !std::isfinite(s)) return "?";
+  if (!(s >= 0) || !std::isfinite(s) || s > 3.6e9) return "?";
   if (s < 60) std::snprintf(b, sizeof b, "%.1fs", s);
   else if (s < 3600) std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
   else std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) / 60) % 60);
   return b;
 }
 
-std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>& todo, int jobs,
+std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>& todo, const SweepJobContext& ctx,
                                            std::ostream& progress) {
   std::vector<SweepJobResult> results(todo.size());
-  std::map<pid_t, std::pair<size_t, Clock::time_point>> running;
+  struct Running {
+    size_t index;
+    Clock::time_point start;
+    std::string started_utc;
+  };
+  std::map<pid_t, Running> running;
   const Clock::time_point start = Clock::now();
+  const pid_t self = ::getpid();
+  // SIGCHLD and the stop signals stay blocked except inside sigsuspend, so none can slip in between the check of
+  // the flag and the wait (the race a plain waitpid loop has).
+  struct sigaction child {};
+  child.sa_handler = on_child;
+  sigemptyset(&child.sa_mask);
+  struct sigaction old_child {};
+  ::sigaction(SIGCHLD, &child, &old_child);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+  ::sigprocmask(SIG_BLOCK, &block, &old_mask);
+
   size_t next = 0, done = 0;
+  bool stopping = false;
+  auto report = [&](size_t idx) {
+    const SweepPoint& p = *todo[idx];
+    const SweepJobResult& r = results[idx];
+    const double elapsed = seconds_since(start);
+    std::ostringstream line;
+    line << "[" << done << "/" << todo.size() << "] " << p.label() << ": ";
+    if (r.ok) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%.2f kbit/s, %.3f dB Y, %s", r.point.kbps, r.point.psnr_y,
+                    format_duration(r.wall_s).c_str());
+      line << b;
+      if (!r.warnings.empty())
+        line << ", " << r.warnings.size() << " lencod warning" << (r.warnings.size() == 1 ? "" : "s");
+    } else if (r.interrupted) {
+      line << "interrupted";
+    } else {
+      line << "FAILED " << r.error;
+    }
+    line << "  (elapsed " << format_duration(elapsed);
+    if (done < todo.size() && !stopping) {
+      const double eta = elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
+      line << ", ETA " << format_duration(eta);
+    }
+    line << ")";
+    progress << line.str() << std::endl;
+  };
+
   while (done < todo.size()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
+    if (stop_signal() && !stopping) {
+      stopping = true;
+      for (const auto& [pid, run] : running) ::kill(pid, SIGTERM);
+    }
+    if (stopping) {
+      // Points never started are neither complete nor failed.
+      for (; next < todo.size(); next++) results[next].interrupted = true;
+      if (running.empty()) break;
+    }
+    while (!stopping && next < todo.size() && static_cast<int>(running.size()) < ctx.jobs) {
       const SweepPoint& p = *todo[next];
       std::string err;
       if (!make_dirs(p.dir, &err)) {
         results[next].error = err;
         done++;
-        progress << "[" << done << "/" << todo.size() << "] " << p.label() << ": FAILED " << err << std::endl;
-        next++;
+        report(next++);
         continue;
       }
+      // The old marker goes first: from here until the new one is written the point is not complete.
+      ::unlink(p.record_file().c_str());
+      ::unlink(p.failed_file().c_str());
       remove_parts(p);
+      const std::string started = utc_now();
       const pid_t pid = ::fork();
-      if (pid == 0) exec_encoder(p);
+      if (pid == 0) exec_encoder(p, self, old_mask);
       if (pid < 0) {
         results[next].error = std::string("cannot start the encoder: ") + std::strerror(errno);
         done++;
-        progress << "[" << done << "/" << todo.size() << "] " << p.label() << ": FAILED " << results[next].error
-                 << std::endl;
-        next++;
+        report(next++);
         continue;
       }
-      running[pid] = {next, Clock::now()};
+      running[pid] = {next, Clock::now(), started};
       next++;
     }
-    if (running.empty()) continue;
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;  // no children left that we know of: nothing more to wait for
+    if (running.empty()) {
+      if (next >= todo.size() || stopping) break;
+      continue;
     }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      ::sigsuspend(&old_mask);  // returns after a handler ran: a child ended or a stop signal came
+      continue;
+    }
+    if (pid < 0) break;  // no children left that we know of
     const auto it = running.find(pid);
     if (it == running.end()) continue;  // not one of ours
-    const size_t idx = it->second.first;
-    const double wall = seconds_since(it->second.second);
+    const Running run = it->second;
     running.erase(it);
-    results[idx] = finish(*todo[idx], status, wall);
+    results[run.index] = finish(*todo[run.index], status, seconds_since(run.start), ctx, run.started_utc);
     done++;
-    const double elapsed = seconds_since(start);
-    const double eta = elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
-    std::ostringstream line;
-    line << "[" << done << "/" << todo.size() << "] " << todo[idx]->label() << ": ";
-    if (results[idx].ok) {
-      char b[96];
-      std::snprintf(b, sizeof b, "%.2f kbit/s, %.3f dB Y, %s", results[idx].point.kbps, results[idx].point.psnr_y,
-                    format_duration(wall).c_str());
-      line << b;
-    } else {
-      line << "FAILED " << results[idx].error;
-    }
-    line << "  (elapsed " << format_duration(elapsed);
-    if (done < todo.size()) line << ", ETA " << format_duration(eta);
-    line << ")";
-    progress << line.str() << std::endl;
+    report(run.index);
   }
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  ::sigaction(SIGCHLD, &old_child, nullptr);
   return results;
 }
 

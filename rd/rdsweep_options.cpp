@@ -1,23 +1,27 @@
 // Parsing of rdsweep's command line and of the sequence manifest.
 #include "rd/rdsweep_options.h"
 
+#include <getopt.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "rd/rd_input.h"
+#include "rd/rdsweep_plan.h"
 #include "common/text_fields.h"
 
 namespace gme {
 
 const char* const kSweepUsage =
     "Usage: rdsweep -f CFG [options] [NAME=FILE:WxH:FRAMES[:FPS] ...]\n"
-    "Encodes every sequence at every QP with every run (bin/lencod, in parallel), keeps streams, reconstructions\n"
-    "and StatsFiles under one folder, and writes results.csv, report.md (the seed paper's Table 2: dTime by Eq. 3,\n"
-    "BD-PSNR and BD-rate of the combined PSNR (4Y+U+V)/6) and one RD-curve SVG per sequence.\n"
-    "Options:\n"
+    "Encodes every sequence at every QP with every run (bin/lencod, in parallel or on Slurm), keeps streams,\n"
+    "reconstructions and StatsFiles under one folder, and writes results.csv, report.md (the seed paper's Table 2:\n"
+    "dTime by Eq. 3, BD-PSNR and BD-rate of the combined PSNR (4Y+U+V)/6; Table 3: energy where measured) and one\n"
+    "RD-curve SVG per sequence. Options (GNU style: --frames=2 or --frames 2):\n"
     "  -f CFG               encoder configuration (required)\n"
     "  --manifest FILE      sequence list when no NAME=... items are given (default sequences/manifest.csv)\n"
     "  --seq NAME[,NAME]    only these sequences (repeatable)\n"
@@ -28,11 +32,24 @@ const char* const kSweepUsage =
     "  -p KEY=VALUE         setting for every run (repeatable)\n"
     "  --frames N           encode only the first N frames of each sequence\n"
     "  -j N                 parallel encodes (default: cores / lencod Threads of a -p or --run setting)\n"
+    "  --timing MODE        parallel (default: -j encodes at once) or serial (one encode at a time, anchor and\n"
+    "                       test points of each QP back to back: the times a paper reports)\n"
     "  --out DIR            results folder (default results)\n"
     "  --lencod PATH        encoder program (default: lencod beside rdsweep)\n"
+    "  --no-recon           write no reconstruction files\n"
+    "  --strict             a lencod warning fails its point; a doubtful BD result fails the sweep (exit 1)\n"
     "  --force              encode again points that are already complete\n"
     "  --pchip              PCHIP instead of the VCEG-M33 cubic fit for the Bjontegaard deltas\n"
-    "  -n, --dry-run        print the encoder commands and exit\n"
+    "  -n, --dry-run        print the commands that would encode the missing points, run nothing\n"
+    "  --run-point ID       encode the one point ID (SEQ/RUN/qpNN or its number in the plan) and mark it\n"
+    "                       complete; any host sharing the results folder can run it\n"
+    "  --shard I/N          encode only the I-th of N deterministic slices of the points (no report)\n"
+    "  --report-only        encode nothing: results.csv, report.md and plots from the complete points, and the\n"
+    "                       list of missing ones\n"
+    "  --slurm              submit the missing points as Slurm job arrays (sbatch), wait, then collect\n"
+    "  --partition P, --time-limit T, --cpus-per-task N, --gpus-per-task N (points with GPUIntegerME=1 only),\n"
+    "  --sbatch-arg ARG (repeatable), --no-wait (submit and return), --poll S (squeue interval, default 10)\n"
+    "  -V, --version        the version of this build\n"
     "  -h, --help           this text\n";
 
 namespace {
@@ -143,82 +160,169 @@ int default_sweep_jobs(const SweepOptions& o, int cores) {
   return std::max(1, cores / most);
 }
 
+std::string run_item_text(const SweepRun& r) {
+  std::string t = r.name;
+  for (size_t i = 0; i < r.params.size(); i++)
+    t += (i ? "," : ":") + r.params[i].first + "=" + r.params[i].second;
+  return t;
+}
+
+namespace {
+
+// Long options without a short form.
+enum LongOnly {
+  kManifest = 256, kSeq, kQp, kRun, kAnchor, kFrames, kOut, kLencod, kForce, kPchip, kStrict, kTiming, kNoRecon,
+  kRunPoint, kShard, kReportOnly, kSlurm, kPartition, kTimeLimit, kCpusPerTask, kGpusPerTask, kSbatchArg, kNoWait,
+  kPoll
+};
+
+const option kLongOptions[] = {
+    {"help", no_argument, nullptr, 'h'},         {"version", no_argument, nullptr, 'V'},
+    {"dry-run", no_argument, nullptr, 'n'},      {"jobs", required_argument, nullptr, 'j'},
+    {"manifest", required_argument, nullptr, kManifest},
+    {"seq", required_argument, nullptr, kSeq},   {"qp", required_argument, nullptr, kQp},
+    {"run", required_argument, nullptr, kRun},   {"anchor", required_argument, nullptr, kAnchor},
+    {"frames", required_argument, nullptr, kFrames},
+    {"out", required_argument, nullptr, kOut},   {"lencod", required_argument, nullptr, kLencod},
+    {"force", no_argument, nullptr, kForce},     {"pchip", no_argument, nullptr, kPchip},
+    {"strict", no_argument, nullptr, kStrict},   {"timing", required_argument, nullptr, kTiming},
+    {"no-recon", no_argument, nullptr, kNoRecon},
+    {"run-point", required_argument, nullptr, kRunPoint},
+    {"shard", required_argument, nullptr, kShard},
+    {"report-only", no_argument, nullptr, kReportOnly},
+    {"slurm", no_argument, nullptr, kSlurm},     {"partition", required_argument, nullptr, kPartition},
+    {"time-limit", required_argument, nullptr, kTimeLimit},
+    {"cpus-per-task", required_argument, nullptr, kCpusPerTask},
+    {"gpus-per-task", required_argument, nullptr, kGpusPerTask},
+    {"sbatch-arg", required_argument, nullptr, kSbatchArg},
+    {"no-wait", no_argument, nullptr, kNoWait},  {"poll", required_argument, nullptr, kPoll},
+    {nullptr, 0, nullptr, 0}};
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
 SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_jobs,
                               const std::string& default_lencod) {
   SweepOptions o;
   o.jobs = std::max(1, default_jobs);
   o.lencod = default_lencod;
-  bool runs_given = false, qps_given = false, jobs_given = false;
+  bool runs_given = false, qps_given = false, slurm_option = false;
   o.command_line = "rdsweep";
   for (const auto& a : args) o.command_line += " " + a;
-  for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw SweepError("option " + a + " needs a value (see rdsweep --help)");
-      return args[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else if (a == "-f") {
-      o.cfg = value();
-    } else if (a == "--manifest") {
-      o.manifest = value();
-    } else if (a == "--seq") {
-      for (const auto& n : split(value(), ',')) o.seq_filter.push_back(trim(n));
-    } else if (a == "--qp") {
+  // getopt_long wants a mutable argv; '-' returns the other arguments in order (code 1), so "--qp 28 32" can take
+  // the numbers that follow it, and ':' reports a missing value as ':'.
+  std::vector<std::string> store = args;
+  std::vector<char*> argv;
+  static char name[] = "rdsweep";
+  argv.push_back(name);
+  for (auto& a : store) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  const int argc = static_cast<int>(argv.size()) - 1;
+  optind = 0;  // full re-initialisation of getopt's state (the parser may run more than once in a process)
+  opterr = 0;
+  bool after_qp = false;
+  for (;;) {
+    const int c = getopt_long(argc, argv.data(), "-:f:p:j:nhV", kLongOptions, nullptr);
+    if (c == -1) break;
+    const std::string opt = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    const std::string val = optarg ? optarg : "";
+    const bool continues_qp = c == 1 && after_qp && all_digits(val);
+    after_qp = false;
+    auto add_qps = [&](const std::string& list) {
       if (!qps_given) o.qps.clear();
       qps_given = true;
-      // Accept "--qp 28,32" and "--qp 28 32 36 40".
-      std::vector<std::string> items = split(value(), ',');
-      while (i + 1 < args.size() && !args[i + 1].empty() && std::isdigit(static_cast<unsigned char>(args[i + 1][0])) &&
-             args[i + 1].find('=') == std::string::npos)
-        items.push_back(args[++i]);
-      for (const auto& q : items) {
+      for (const auto& q : split(list, ',')) {
         int v;
         if (!parse_int(q, &v) || v < 0 || v > 51) throw SweepError("--qp: '" + q + "' is not a QP in 0..51");
         o.qps.push_back(v);
       }
-    } else if (a == "--run") {
-      if (!runs_given) o.runs.clear();
-      runs_given = true;
-      o.runs.push_back(parse_run_item(value()));
-    } else if (a == "--anchor") {
-      o.anchor = value();
-    } else if (a == "-p") {
-      const std::string& kv = value();
-      if (kv.find('=') == std::string::npos || kv.find('=') == 0)
-        throw SweepError("-p '" + kv + "' is not Key=Value");
-      o.overrides.push_back(kv);
-    } else if (a == "--frames") {
-      if (!parse_int(value(), &o.frames) || o.frames < 1)
-        throw SweepError("--frames '" + args[i] + "' is not a positive integer");
-    } else if (a == "-j" || (a.size() > 2 && a.rfind("-j", 0) == 0)) {
-      const std::string v = a == "-j" ? value() : a.substr(2);
-      if (!parse_int(v, &o.jobs) || o.jobs < 1) throw SweepError("-j '" + v + "' is not a positive integer");
-      jobs_given = true;
-    } else if (a == "--out") {
-      o.out_dir = value();
-    } else if (a == "--lencod") {
-      o.lencod = value();
-    } else if (a == "--force") {
-      o.force = true;
-    } else if (a == "-n" || a == "--dry-run") {
-      o.dry_run = true;
-    } else if (a == "--pchip") {
-      o.pchip = true;
-    } else if (!a.empty() && a[0] == '-') {
-      throw SweepError("unknown option '" + a + "' (see rdsweep --help)");
-    } else {
-      o.sequences.push_back(parse_sequence_item(a));
+      after_qp = true;  // "--qp 28 32 36 40": the numbers that follow are QPs too
+    };
+    auto positive = [&](const char* what, int* out) {
+      if (!parse_int(val, out) || *out < 1) throw SweepError(std::string(what) + " '" + val + "' is not a positive integer");
+    };
+    switch (c) {
+      case 1:
+        if (continues_qp) add_qps(val);
+        else o.sequences.push_back(parse_sequence_item(val));
+        break;
+      case 'h': o.help = true; break;
+      case 'V': o.version = true; break;
+      case 'f': o.cfg = val; break;
+      case kManifest: o.manifest = val; break;
+      case kSeq:
+        for (const auto& n : split(val, ',')) o.seq_filter.push_back(trim(n));
+        break;
+      case kQp: add_qps(val); break;
+      case kRun:
+        if (!runs_given) o.runs.clear();
+        runs_given = true;
+        o.runs.push_back(parse_run_item(val));
+        break;
+      case kAnchor: o.anchor = val; break;
+      case 'p':
+        if (val.find('=') == std::string::npos || val.find('=') == 0)
+          throw SweepError("-p '" + val + "' is not Key=Value");
+        o.overrides.push_back(val);
+        break;
+      case kFrames: positive("--frames", &o.frames); break;
+      case 'j':
+        positive("-j", &o.jobs);
+        o.jobs_given = true;
+        break;
+      case kOut: o.out_dir = val; break;
+      case kLencod: o.lencod = val; break;
+      case kForce: o.force = true; break;
+      case 'n': o.dry_run = true; break;
+      case kPchip: o.pchip = true; break;
+      case kStrict: o.strict = true; break;
+      case kTiming:
+        if (val == "serial") o.timing = SweepTiming::kSerial;
+        else if (val == "parallel") o.timing = SweepTiming::kParallel;
+        else throw SweepError("--timing '" + val + "': expected serial or parallel");
+        break;
+      case kNoRecon: o.no_recon = true; break;
+      case kRunPoint:
+        if (val.empty()) throw SweepError("--run-point needs a point (SEQ/RUN/qpNN or its number)");
+        o.run_point = val;
+        break;
+      case kShard: {
+        const size_t slash = val.find('/');
+        if (slash == std::string::npos || !parse_int(val.substr(0, slash), &o.shard_index) ||
+            !parse_int(val.substr(slash + 1), &o.shard_count) || o.shard_count < 1 || o.shard_index < 1 ||
+            o.shard_index > o.shard_count)
+          throw SweepError("--shard '" + val + "': expected I/N with 1 <= I <= N (e.g. --shard 1/2)");
+        break;
+      }
+      case kReportOnly: o.report_only = true; break;
+      case kSlurm: o.slurm.enabled = true; break;
+      case kPartition: o.slurm.partition = val; slurm_option = true; break;
+      case kTimeLimit: o.slurm.time_limit = val; slurm_option = true; break;
+      case kCpusPerTask: positive("--cpus-per-task", &o.slurm.cpus_per_task); slurm_option = true; break;
+      case kGpusPerTask: positive("--gpus-per-task", &o.slurm.gpus_per_task); slurm_option = true; break;
+      case kSbatchArg: o.slurm.sbatch_args.push_back(val); slurm_option = true; break;
+      case kNoWait: o.slurm.no_wait = true; slurm_option = true; break;
+      case kPoll:
+        if (!parse_double(val, &o.slurm.poll_s) || !(o.slurm.poll_s > 0) || o.slurm.poll_s > 3600)
+          throw SweepError("--poll '" + val + "' is not a number of seconds in (0, 3600]");
+        slurm_option = true;
+        break;
+      case ':':
+        throw SweepError("option " + opt + " needs a value (see rdsweep --help)");
+      default:
+        throw SweepError("unknown option '" + opt + "' (see rdsweep --help)");
     }
   }
-  if (o.help) return o;
+  if (o.help || o.version) return o;
   if (o.cfg.empty()) throw SweepError("no configuration given, expected -f CFG (e.g. -f cfg/encoder_baseline.cfg)");
   if (!runs_given) o.runs = default_sweep_runs();
   std::set<std::string> names;
   for (const auto& r : o.runs)
     if (!names.insert(r.name).second) throw SweepError("run '" + r.name + "' is defined twice");
-  if (!jobs_given) o.jobs = default_sweep_jobs(o, default_jobs);
+  if (!o.jobs_given) o.jobs = default_sweep_jobs(o, default_jobs);
   if (o.anchor.empty()) o.anchor = o.runs.front().name;
   if (!names.count(o.anchor)) throw SweepError("--anchor '" + o.anchor + "' is not one of the runs");
   std::set<int> qset(o.qps.begin(), o.qps.end());
@@ -227,7 +331,53 @@ SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_
   std::set<std::string> seqs;
   for (const auto& s : o.sequences)
     if (!seqs.insert(s.name).second) throw SweepError("sequence '" + s.name + "' is given twice");
+  // Modes that exclude each other: say so rather than pick one.
+  const int modes = !o.run_point.empty() + o.report_only + o.slurm.enabled + (o.shard_count > 0);
+  if (modes > 1)
+    throw SweepError("--run-point, --report-only, --slurm and --shard exclude each other (give one)");
+  if (slurm_option && !o.slurm.enabled)
+    throw SweepError("--partition, --time-limit, --cpus-per-task, --gpus-per-task, --sbatch-arg, --no-wait and "
+                     "--poll apply to --slurm only");
+  if (o.timing == SweepTiming::kSerial) {
+    if (o.jobs_given && o.jobs != 1)
+      throw SweepError("--timing serial runs one encode at a time: drop -j " + std::to_string(o.jobs));
+    if (o.slurm.enabled)
+      throw SweepError("--timing serial times every point on this machine, one at a time; with --slurm the points "
+                       "run wherever Slurm places them (the report marks their times)");
+    o.jobs = 1;
+  }
   return o;
+}
+
+std::vector<std::string> plan_arguments(const SweepOptions& o) {
+  std::vector<std::string> a = {"-f", absolute_path(o.cfg)};
+  if (o.sequences.empty()) {
+    a.push_back("--manifest=" + absolute_path(o.manifest));
+    for (const std::string& s : o.seq_filter) a.push_back("--seq=" + s);
+  } else if (!o.seq_filter.empty()) {
+    for (const std::string& s : o.seq_filter) a.push_back("--seq=" + s);
+  }
+  std::string qps;
+  for (int q : o.qps) qps += (qps.empty() ? "" : ",") + std::to_string(q);
+  a.push_back("--qp=" + qps);
+  for (const SweepRun& r : o.runs) a.push_back("--run=" + run_item_text(r));
+  a.push_back("--anchor=" + o.anchor);
+  for (const std::string& kv : o.overrides) {
+    a.push_back("-p");
+    a.push_back(kv);
+  }
+  if (o.frames > 0) a.push_back("--frames=" + std::to_string(o.frames));
+  a.push_back("--out=" + absolute_path(o.out_dir));
+  a.push_back("--lencod=" + absolute_path(o.lencod));
+  if (o.no_recon) a.push_back("--no-recon");
+  if (o.strict) a.push_back("--strict");
+  for (const SweepSequence& s : o.sequences) {
+    std::ostringstream fps;
+    fps << s.fps;
+    a.push_back(s.name + "=" + absolute_path(s.file) + ":" + std::to_string(s.width) + "x" + std::to_string(s.height) +
+                ":" + std::to_string(s.frames) + ":" + fps.str());
+  }
+  return a;
 }
 
 std::vector<SweepSequence> read_manifest(const std::string& path) {

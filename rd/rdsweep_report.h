@@ -1,11 +1,15 @@
-// rdsweep's outputs: results.csv (one row per point) and report.md (the seed paper's Table 2 per sequence and on
-// average, the points, the RD-curve plots and any failures).
+// rdsweep's outputs: results.csv (one row per point) and report.md (provenance, the seed paper's Table 2 per
+// sequence and on average, its Table 3 (energy) where counters were read, the points, the RD-curve plots, the
+// encoder's warnings, failed and missing points).
 //
 // Table 2 columns, for each run compared with the anchor run over the sweep's QPs:
 //   Time (%)      Eq. 3: (T_test - T_anchor) / T_anchor * 100, T = total encoding time summed over the QPs
 //   dPSNR (dB)    BD-PSNR of the combined PSNR (4Y+U+V)/6 of Eq. 2
 //   dBitrate (%)  BD-rate of the same combined PSNR
 // The Average row is the mean of the sequence rows and the sum of their frames, as in the paper.
+// Table 3 columns, per sequence, run and energy source (GPU by NVML, CPU package by RAPL, their sum), over the QPs:
+//   Power (W) = Energy / Time, Time (s) = the measured intervals summed, Energy (J) summed, Energy x Time (J s),
+//   and the ratio of the anchor's energy to each run's.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,6 +17,7 @@
 #include "rd/bjontegaard.h"
 #include "rd/rd_input.h"
 #include "rd/rdsweep_options.h"
+#include "rd/rdsweep_plan.h"
 
 namespace gme {
 
@@ -21,6 +26,7 @@ struct SweepResult {
   std::string run;
   int qp = 0;
   RdPoint point;
+  PointRecord record;  // point.json: where, how and by what it was encoded
 };
 
 struct Table2Entry {
@@ -29,7 +35,9 @@ struct Table2Entry {
   std::string qps;                 // "(28,32,36,40)"
   bool ok = false;
   std::string error;               // why the deltas are missing (too few points, non-monotonic curve, ...)
+  std::vector<std::string> warnings;  // doubts about the combined-PSNR deltas (bjontegaard's warnings)
   double dtime_percent = kRdMissing;
+  bool dtime_mixed = false;        // some QP's anchor and test points were timed in different invocations or hosts
   double dpsnr_db = kRdMissing, dbitrate_percent = kRdMissing;        // combined PSNR
   double dme_time_percent = kRdMissing;                               // Eq. 3 on ME time
   double dpsnr_y_db = kRdMissing, dbitrate_y_percent = kRdMissing;    // luma only
@@ -48,7 +56,27 @@ std::string format_name(int width, int height);
 Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<SweepSequence>& seqs,
                    const std::vector<int>& qps, const std::string& anchor, const std::string& test, BdMethod method);
 
-// results.csv text: sequence,run,qp,kbps,psnr_y,psnr_u,psnr_v,psnr_yuv,time_s,time_me_s,frames,integer_me_path.
+// One Table 3 row: a run's energy from one source over the sequence's QPs. `ok` only when every QP point of the
+// run has the counter; otherwise `missing` says why (no cell is filled from a part of the points).
+struct EnergyRow {
+  std::string run;
+  bool ok = false;
+  double power_w = kRdMissing, time_s = kRdMissing, energy_j = kRdMissing, energy_time = kRdMissing;
+  double ratio = kRdMissing;       // anchor energy / this run's energy (Table 3's "times better")
+  std::string missing;
+};
+
+enum class EnergySourceKind { kGpu, kCpu, kBoth };
+const char* energy_source_name(EnergySourceKind k);
+
+// Rows for one sequence and source, runs in the given order; the anchor's row comes first. Empty when no point of
+// the sequence has the counter.
+std::vector<EnergyRow> make_table3(const std::vector<SweepResult>& results, const SweepSequence& seq,
+                                   const std::vector<int>& qps, const std::vector<SweepRun>& runs,
+                                   const std::string& anchor, EnergySourceKind source);
+
+// results.csv text: sequence,run,qp,kbps,psnr_y,psnr_u,psnr_v,psnr_yuv,time_s,time_me_s,frames,integer_me_path,
+// stream_sha256,version,energy_interval_s,energy_gpu_j,energy_cpu_j,host.
 std::string format_results_csv(const std::vector<SweepResult>& results);
 
 struct ReportInput {
@@ -56,13 +84,20 @@ struct ReportInput {
   std::vector<SweepSequence> sequences;
   std::vector<SweepResult> results;
   std::vector<std::string> failures;   // "label: error" of points without a result
+  std::vector<std::string> missing;    // "SEQ/RUN/qpNN: why" of points not complete (collection)
   std::vector<std::string> plots;      // per sequence (same order), path of its SVG relative to report.md; "" none
-  std::string date, machine;           // for the record (guide rule 3)
+  std::string date;                    // when the report was written
+  std::string collector;               // rdsweep version, host, CPU and GPU that wrote the report
+  SweepFingerprints prints;            // encoder, cfg and inputs the complete points match
 };
 
 std::string format_report(const ReportInput& in);
 
-// Writes `text` to `path` through a temporary name (no half-written file on failure). Returns false with *error.
-bool write_file_atomically(const std::string& path, const std::string& text, std::string* error);
+// Distinct lencod warnings over the results: text and the labels of the points that printed it.
+struct WarningCount {
+  std::string text;
+  std::vector<std::string> points;
+};
+std::vector<WarningCount> collect_warnings(const std::vector<SweepResult>& results);
 
 }  // namespace gme

@@ -85,7 +85,8 @@ struct EncodeOutput {
 // requires: lencod exits 0; the ReconFile holds `frames` pictures; `ffmpeg -v error -i s.264 -f rawvideo
 // -pix_fmt yuv420p dec.yuv` exits 0 and prints nothing; dec.yuv == ReconFile byte for byte. On failure the message
 // gives both command lines, the output and the first differing sample, and the working directory is kept.
-// decode = false leaves FFmpeg out (for a caller that compares the stream with one that was decoded).
+// decode = false skips FFmpeg: only for a caller that compares the stream with one FFmpeg has decoded elsewhere (the
+// golden table on a machine without FFmpeg).
 ::testing::AssertionResult encode_and_verify(const Clip& clip, int frames, const std::vector<std::string>& params,
                                              EncodeOutput* out = nullptr, bool want_stats = false, bool decode = true);
 

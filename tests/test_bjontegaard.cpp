@@ -7,6 +7,9 @@
 // Excel sheets, agreed to 1e-10 on every case). The degenerate cases have closed-form answers.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +19,7 @@
 #include "rd/bjontegaard.h"
 #include "rd/rd_input.h"
 #include "rd/rd_json.h"
+#include "tests/conformance_util.h"
 
 namespace gme {
 namespace {
@@ -387,6 +391,206 @@ TEST(RdInput, ListFileCollectsStatsFiles) {
   EXPECT_DOUBLE_EQ(pts[3].kbps, 500);
   EXPECT_DOUBLE_EQ(pts[3].psnr_y, 30);
   EXPECT_TRUE(std::isnan(pts[3].psnr_yuv));  // no chroma, so no combined PSNR
+}
+
+// ---- Doubtful results: warnings, never a silent number (issue 15 defect 2) ----
+
+// Strictly monotonic, but two test points only 0.004 dB apart: the cubic through them swings far outside the data.
+const BdCurve kFlatAnchor{"anchor Y", {180.0, 240.0, 330.0, 470.0}, {38.20, 40.30, 42.10, 44.00}};
+const BdCurve kFlatTest{"test Y", {150.40, 200.65, 274.79, 402.10}, {38.52, 41.1687, 41.1731, 43.95}};
+
+bool any_contains(const std::vector<std::string>& v, const std::string& what) {
+  for (const auto& s : v)
+    if (s.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(BjontegaardWarnings, NonMonotonicFitAndImplausibleResultAreNamed) {
+  const BdResult r = bjontegaard(kFlatAnchor, kFlatTest, BdMethod::kPolynomial);
+  EXPECT_TRUE(any_contains(r.warnings, "test Y: the cubic fit of log-rate over PSNR is not monotonic over the "
+                                       "BD-rate interval 38.520-43.950 dB"))
+      << ::testing::PrintToString(r.warnings);
+  EXPECT_TRUE(any_contains(r.warnings, "is implausible")) << ::testing::PrintToString(r.warnings);
+  EXPECT_TRUE(any_contains(r.warnings, "--pchip")) << ::testing::PrintToString(r.warnings);
+  // The anchor's fit is fine and is not blamed.
+  EXPECT_FALSE(any_contains(r.warnings, "anchor Y: the cubic fit")) << ::testing::PrintToString(r.warnings);
+  // PCHIP follows the data monotonically: no fit warning, and a result inside the data's range.
+  const BdResult p = bjontegaard(kFlatAnchor, kFlatTest, BdMethod::kPchip);
+  EXPECT_FALSE(any_contains(p.warnings, "not monotonic")) << ::testing::PrintToString(p.warnings);
+  EXPECT_FALSE(any_contains(p.warnings, "implausible")) << ::testing::PrintToString(p.warnings);
+}
+
+TEST(BjontegaardWarnings, WellBehavedCurvesHaveNone) {
+  for (const char* name : {"x265_presets", "vga_qp_sweep", "six_vs_five", "unsorted_input"})
+    for (BdMethod m : {BdMethod::kPolynomial, BdMethod::kPchip}) {
+      const BdResult r = bjontegaard(anchor_of(curves(name)), test_of(curves(name)), m);
+      EXPECT_TRUE(r.warnings.empty()) << name << ": " << ::testing::PrintToString(r.warnings);
+    }
+}
+
+TEST(BjontegaardWarnings, SmallOverlapWarnsWithTheShares) {
+  const BdResult r = bjontegaard(anchor_of(curves("partial_overlap")), test_of(curves("partial_overlap")),
+                                 BdMethod::kPchip);
+  // PSNR overlap 34.6-38.7 dB: 4.1 of the anchor's 8.7 dB (47 %) and of the test's 7.6 dB (54 %).
+  EXPECT_TRUE(any_contains(r.warnings, "BD-rate: the curves overlap in PSNR over 47 % of the anchor's range and "
+                                       "54 % of the test's (below 75 %)"))
+      << ::testing::PrintToString(r.warnings);
+  EXPECT_TRUE(any_contains(r.warnings, "BD-PSNR: the curves overlap in log-rate over 47 %"))
+      << ::testing::PrintToString(r.warnings);
+}
+
+TEST(BjontegaardWarnings, DecreasingPartOfAFitIsLocated) {
+  // y = x^3 - 3x falls on [-1, 1] exactly; four points determine it, so the fit is the cubic itself.
+  const std::vector<double> x = {-2, -0.5, 0.5, 2}, y = {-2, 1.375, -1.375, 2};
+  double from = 0, to = 0;
+  ASSERT_TRUE(polyfit3_decreases(x, y, -2, 2, &from, &to));
+  EXPECT_NEAR(from, -1, 1e-9);
+  EXPECT_NEAR(to, 1, 1e-9);
+  EXPECT_FALSE(polyfit3_decreases(x, y, 1.2, 2, &from, &to));  // rises there
+  // x^3 rises strictly although its slope touches zero at 0.
+  EXPECT_FALSE(polyfit3_decreases({-2, -1, 1, 2}, {-8, -1, 1, 8}, -2, 2, &from, &to));
+}
+
+// ---- Readers: numbers that do not fit an int are errors, not undefined behaviour (issue 16 defect 6) ----
+
+std::string reader_error(const std::string& name, const std::string& text) {
+  try {
+    read_rd_points(write_temp(name, text));
+  } catch (const RdInputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RdInput, HugeOrInfiniteCountsAreErrors) {
+  EXPECT_NE(reader_error("qpinf.csv", "kbps,psnr_y,qp\n100,30,inf\n").find(
+                "qpinf.csv:2: column qp: inf is not a QP, expected an integer in 0..51"),
+            std::string::npos);
+  EXPECT_NE(reader_error("fr.csv", "kbps,psnr_y,frames\n100,30,1e300\n").find(
+                "fr.csv:2: column frames: 1e+300 is not a frame count"),
+            std::string::npos);
+  EXPECT_NE(reader_error("qpneg.csv", "kbps,psnr_y,qp\n100,30,-1e300\n").find("is not a QP"), std::string::npos);
+  EXPECT_NE(reader_error("s.jsonl", "{\"summary\":{\"kbps\":1,\"psnr_y\":30,\"frames\":1e300}}\n")
+                .find("s.jsonl:1: summary frames 1e+300 is not a frame count"),
+            std::string::npos);
+  EXPECT_NE(reader_error("q.jsonl", "{\"frame\":0,\"qp\":1e300}\n{\"summary\":{\"kbps\":1,\"psnr_y\":30}}\n")
+                .find("q.jsonl:1: picture qp 1e+300 is not a QP"),
+            std::string::npos);
+  EXPECT_NE(reader_error("sq.jsonl", "{\"summary\":{\"kbps\":1,\"psnr_y\":30,\"qp\":-7}}\n").find("is not a QP"),
+            std::string::npos);
+  EXPECT_NE(reader_error("stats.dat", "  This file contains statistics for the last encoded sequence\n"
+                                      " No.of coded pictures         : 1e300\n Total Bitrate(kb/s) : 5\n"
+                                      " SNR Y(dB) | 1 | 30 |\n")
+                .find("'No.of coded pictures' 1e+300 is not a frame count"),
+            std::string::npos);
+  const std::string log =
+      "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| #Bitr IPB|\n"
+      "| 19.0/     | 22-No | 10:31 | a.yuv    |   10 | 28 | inf | 38.500|  1200000|\n";
+  EXPECT_NE(reader_error("log.dat", log).find("log.dat:2: QPP inf is not a QP"), std::string::npos)
+      << reader_error("log.dat", log);
+  const std::string log2 =
+      "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| #Bitr IPB|\n"
+      "| 19.0/     | 22-No | 10:31 | a.yuv    | 1e300 | 28 | 28 | 38.500|  1200000|\n";
+  EXPECT_NE(reader_error("log2.dat", log2).find("#Img 1e+300 is not a frame count"), std::string::npos);
+  // In range they are read as before.
+  EXPECT_EQ(read_rd_points(write_temp("ok.csv", "kbps,psnr_y,qp,frames\n100,30,51,300\n"))[0].qp, 51);
+}
+
+TEST(RdInput, UnreadableFileSaysWhy) {
+  try {
+    read_rd_points(::testing::TempDir() + "bd_does_not_exist.csv");
+    FAIL();
+  } catch (const RdInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the file (No such file or directory)"), std::string::npos)
+        << e.what();
+  }
+  try {
+    read_rd_points(::testing::TempDir());
+    FAIL();
+  } catch (const RdInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("(Is a directory)"), std::string::npos) << e.what();
+  }
+  RdPoint pt;
+  std::string why;
+  EXPECT_FALSE(read_stats_summary(::testing::TempDir() + "bd_none.jsonl", &pt, &why));
+  EXPECT_NE(why.find("(No such file or directory)"), std::string::npos) << why;
+}
+
+// ---- bin/bdrate as a process ----
+
+struct BdrateRun {
+  int status = -1;
+  std::string out, err;
+};
+
+BdrateRun run_bdrate(const std::string& args) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cmd = conf::shell_quote(conf::bin_dir() + "/bdrate") + " " + args + " >" + dir + "bd_out 2>" +
+                          dir + "bd_err";
+  const int rc = std::system(cmd.c_str());
+  BdrateRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream o(dir + "bd_out"), e(dir + "bd_err");
+  std::getline(o, r.out, '\0');
+  std::getline(e, r.err, '\0');
+  return r;
+}
+
+std::string curve_csv(const std::string& name, const BdCurve& c) {
+  std::string t = "kbps,psnr_y\n";
+  for (size_t i = 0; i < c.kbps.size(); i++) t += std::to_string(c.kbps[i]) + "," + std::to_string(c.psnr[i]) + "\n";
+  return write_temp(name, t);
+}
+
+bool have_bdrate() {
+  struct stat st;
+  return ::stat((conf::bin_dir() + "/bdrate").c_str(), &st) == 0;
+}
+
+TEST(BdrateCli, DegenerateFitWarnsAndFailsUnderStrict) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const std::string a = curve_csv("flat_a.csv", kFlatAnchor), t = curve_csv("flat_t.csv", kFlatTest);
+  const BdrateRun r = run_bdrate(a + " " + t);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("bdrate: warning: Y: test Y: the cubic fit of log-rate over PSNR is not monotonic"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("(doubtful: see the warnings)"), std::string::npos) << r.out;
+  const BdrateRun s = run_bdrate("--strict " + a + " " + t);
+  EXPECT_EQ(s.status, 1) << s.err;
+  EXPECT_NE(s.err.find("bdrate: error: Y: test Y: the cubic fit"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("(--strict)"), std::string::npos) << s.err;
+  // The same curves by PCHIP are fine, also under --strict.
+  const BdrateRun p = run_bdrate("--pchip --strict " + a + " " + t);
+  EXPECT_EQ(p.status, 0) << p.err;
+  // CSV output carries the warning in its own column.
+  const BdrateRun c = run_bdrate("--csv " + a + " " + t);
+  EXPECT_NE(c.out.find(",warning\n"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"test Y: the cubic fit"), std::string::npos) << c.out;
+}
+
+TEST(BdrateCli, GnuLongOptionsVersionAndReasons) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const RefCurves& c = curves("x265_presets");
+  const std::string a = curve_csv("x_a.csv", anchor_of(c)), t = curve_csv("x_t.csv", test_of(c));
+  const BdrateRun eq = run_bdrate("--component=Y " + a + " " + t), sp = run_bdrate("--component Y " + a + " " + t);
+  EXPECT_EQ(eq.status, 0) << eq.err;
+  EXPECT_EQ(eq.out, sp.out);
+  EXPECT_NE(eq.out.find("-4.420"), std::string::npos) << eq.out;
+  EXPECT_TRUE(eq.err.empty()) << eq.err;  // no warning for good curves
+  // -a/-t lists keep their files in order even with options in between.
+  const BdrateRun lists = run_bdrate("-a " + a + " --pchip -t " + t);
+  EXPECT_EQ(lists.status, 0) << lists.err;
+  const BdrateRun v = run_bdrate("--version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_EQ(v.out.rfind("bdrate gme264 ", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find("(git "), std::string::npos) << v.out;
+  const BdrateRun missing = run_bdrate(a + " /nonexistent/t.csv");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/t.csv: cannot read the file (No such file or directory)"),
+            std::string::npos) << missing.err;
+  const BdrateRun bad = run_bdrate("--component");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--component needs a value"), std::string::npos) << bad.err;
 }
 
 TEST(RdJson, ParsesAndRejects) {

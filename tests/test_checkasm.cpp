@@ -1,171 +1,152 @@
-// checkasm: every pixel variant this CPU runs (pixel_variants()) against the plain C++ reference, bit for bit,
-// on random and edge inputs, unaligned pointers and odd strides.
+// checkasm: every entry of the encoder's function table (common/dsp.h), at every CPU level this machine runs,
+// against the plain C++ entry, bit for bit, on the inputs its case makes (common/dsp_check.h: edge cases - all 0,
+// all 255, 0 against 255, extremes, the entry's own limits - then random ones, with odd strides and unaligned
+// pointers where the entry allows them). A level is compared for each entry it changes: sse2 for the SSE2 versions,
+// ssse3 and avx2 for what those add. GME_NO_SIMD=1 leaves no level to compare (the tests then say so and skip).
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common/pixel.h"
-#include "common/copy_rows.h"
-#include "common/plane_ssd.h"
+#include "common/cpu.h"
+#include "common/dsp.h"
+#include "common/dsp_check.h"
 
 namespace gme {
 namespace {
 
-enum class Fill { kRandom, kZero, k255, kAlternating, kExtremes };
-
-struct Buffers {
-  // Big enough for 16 rows at stride up to 67 plus offsets; a block starts at `offset` so pointers are unaligned.
-  std::vector<uint8_t> a, b;
-  Buffers() : a(16 * 80 + 64), b(16 * 80 + 64) {}
-  void fill(Fill fa, Fill fb, std::mt19937& rng) {
-    auto f = [&](std::vector<uint8_t>& v, Fill k, int phase) {
-      for (size_t i = 0; i < v.size(); ++i) {
-        switch (k) {
-          case Fill::kRandom: v[i] = static_cast<uint8_t>(rng()); break;
-          case Fill::kZero: v[i] = 0; break;
-          case Fill::k255: v[i] = 255; break;
-          case Fill::kAlternating: v[i] = ((i + phase) & 1) ? 255 : 0; break;
-          case Fill::kExtremes: v[i] = (rng() & 1) ? 255 : 0; break;
-        }
-      }
-    };
-    f(a, fa, 0);
-    f(b, fb, 1);
-  }
+struct LevelTable {
+  CpuLevel level;
+  DspFuncs f;
 };
 
-const Fill kFills[] = {Fill::kRandom, Fill::kZero, Fill::k255, Fill::kAlternating, Fill::kExtremes};
-const int kStrides[] = {16, 17, 31, 33, 64, 67};
-
-std::vector<const PixelFuncs*> variants() {
-  const PixelFuncs* v[8];
-  int n = pixel_variants(v, 8);
-  return std::vector<const PixelFuncs*>(v, v + n);
+std::vector<LevelTable> level_tables() {
+  std::vector<LevelTable> v;
+  for (const CpuLevel& l : cpu_levels(cpu_detect())) {
+    v.push_back(LevelTable{l, DspFuncs{}});
+    dsp_init(l.flags, v.back().f);
+  }
+  return v;
 }
 
-TEST(Checkasm, ReferenceIsFirstAndSimdRegisteredOnX86) {
-  auto v = variants();
-  ASSERT_GE(v.size(), 1u);
-  EXPECT_EQ(v[0], &pixel_ref());
-#if defined(__x86_64__)
-  // SSE2 is part of x86-64: a missing SIMD variant would mean the dispatcher is broken, not the CPU.
-  ASSERT_GE(v.size(), 2u);
-  EXPECT_STREQ(v[1]->name, "sse2");
-  if (__builtin_cpu_supports("avx2")) {
-    ASSERT_GE(v.size(), 3u);
-    EXPECT_STREQ(v[2]->name, "avx2");
+// Every byte of DspFuncs after `cpu` belongs to exactly one case: a new entry without a case fails here.
+TEST(Checkasm, CasesCoverTheWholeTable) {
+  const auto cases = dsp_cases();
+  std::vector<int> owner(sizeof(DspFuncs), 0);
+  std::set<std::string> names;
+  for (const auto& c : cases) {
+    EXPECT_TRUE(names.insert(c->name()).second) << "two cases named " << c->name();
+    ASSERT_LE(c->offset() + c->size(), sizeof(DspFuncs)) << c->name();
+    for (size_t i = c->offset(); i < c->offset() + c->size(); ++i) ++owner[i];
+  }
+  // Runs of bytes owned by the wrong number of cases, one message per run.
+  const size_t first = offsetof(DspFuncs, pixel);
+  for (size_t i = 0; i < sizeof(DspFuncs);) {
+    const int want = i < first ? 0 : 1;
+    size_t j = i;
+    while (j < sizeof(DspFuncs) && owner[j] == owner[i] && (j < first) == (i < first)) ++j;
+    EXPECT_EQ(owner[i], want) << "bytes " << i << ".." << j - 1 << " of DspFuncs (" << sizeof(DspFuncs)
+                              << " bytes, entries from byte " << first << ") belong to " << owner[i]
+                              << " cases: an entry without its case in common/dsp_check.cpp?";
+    i = j;
+  }
+}
+
+// Every level fills every entry, the plain table is what no flags give, and each SIMD level this CPU runs installs
+// something of its own (a level that changed nothing would mean its versions are not reached).
+TEST(Checkasm, EveryLevelFillsTheTable) {
+  const auto tables = level_tables();
+  ASSERT_GE(tables.size(), 1u);
+  EXPECT_STREQ(tables[0].level.name, "c");
+  const auto cases = dsp_cases();
+  for (size_t l = 0; l < tables.size(); ++l) {
+    EXPECT_EQ(tables[l].f.cpu, tables[l].level.flags);
+    for (const auto& c : cases) {
+      std::vector<char> zero(c->size(), 0);
+      EXPECT_NE(std::memcmp(reinterpret_cast<const char*>(&tables[l].f) + c->offset(), zero.data(), c->size()), 0)
+          << c->name() << " is null at " << tables[l].level.name;
+    }
+    if (l > 0) {
+      int changed = 0;
+      for (const auto& c : cases) changed += c->differs(tables[l].f, tables[l - 1].f);
+      EXPECT_GT(changed, 0) << tables[l].level.name << " installs nothing";
+    }
+  }
+#if defined(GME_X86_SIMD)
+  if (std::getenv("GME_NO_SIMD") == nullptr || std::string(std::getenv("GME_NO_SIMD")) != "1") {
+    ASSERT_GE(tables.size(), 2u) << "SSE2 is part of x86-64: cpu_detect() must report it";
+    EXPECT_STREQ(tables[1].level.name, "sse2");
   }
 #endif
-  EXPECT_EQ(&pixel_best(), v.back());
 }
 
-// Runs `check(funcs, a, as, b, bs)` for all variants against the reference on all fills/strides/offsets.
-template <typename Check>
-void for_all_inputs(Check check) {
-  std::mt19937 rng(1234);
-  Buffers buf;
-  for (Fill fa : kFills)
-    for (Fill fb : kFills)
-      for (int rep = 0; rep < 3; ++rep) {
-        buf.fill(fa, fb, rng);
-        for (int as : kStrides)
-          for (int bs : kStrides) {
-            const int oa = static_cast<int>(rng() % 16), ob = static_cast<int>(rng() % 16);
-            check(buf.a.data() + oa, as, buf.b.data() + ob, bs);
-          }
-      }
-}
-
-TEST(Checkasm, SadSatdSsdAllSizes) {
-  const auto v = variants();
-  const PixelFuncs& ref = pixel_ref();
-  int checked = 0;
-  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
-    for (int s = 0; s < kNumBlockSizes; ++s) {
-      const uint32_t sad = ref.sad[s](a, as, b, bs);
-      const uint32_t satd = ref.satd[s](a, as, b, bs);
-      const uint64_t ssd = ref.ssd[s](a, as, b, bs);
-      for (size_t k = 1; k < v.size(); ++k) {
-        ASSERT_EQ(v[k]->sad[s](a, as, b, bs), sad) << v[k]->name << " sad size " << s;
-        ASSERT_EQ(v[k]->satd[s](a, as, b, bs), satd) << v[k]->name << " satd size " << s;
-        ASSERT_EQ(v[k]->ssd[s](a, as, b, bs), ssd) << v[k]->name << " ssd size " << s;
-        ++checked;
-      }
-    }
-  });
-  if (v.size() > 1) {
-    EXPECT_GT(checked, 0);
-  }
-}
-
-TEST(Checkasm, Sad4x4x16) {
-  const auto v = variants();
-  const PixelFuncs& ref = pixel_ref();
-  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
-    uint32_t want[16], got[16];
-    ref.sad_4x4_x16(a, as, b, bs, want);
-    for (size_t k = 1; k < v.size(); ++k) {
-      std::memset(got, 0xAB, sizeof got);
-      v[k]->sad_4x4_x16(a, as, b, bs, got);
-      for (int i = 0; i < 16; ++i) ASSERT_EQ(got[i], want[i]) << v[k]->name << " block " << i;
-    }
-  });
-}
-
-TEST(Checkasm, HadamardAc16x16) {
-  const auto v = variants();
-  const PixelFuncs& ref = pixel_ref();
-  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int bs) {
-    int want_dc[16], got_dc[16];
-    const uint32_t want = ref.hadamard_ac_16x16(a, as, b, bs, want_dc, UINT32_MAX);
-    for (size_t k = 1; k < v.size(); ++k) {
-      std::memset(got_dc, 0xAB, sizeof got_dc);
-      ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc, UINT32_MAX), want) << v[k]->name;
-      for (int i = 0; i < 16; ++i) ASSERT_EQ(got_dc[i], want_dc[i]) << v[k]->name << " block " << i;
-    }
-    // With a budget: every variant stops after the same row of blocks (a partial sum >= budget, the same in all),
-    // or, under budget, returns the whole sum and every DC.
-    for (const uint32_t budget : {0u, 1u, want / 4, want / 2, want - (want > 0), want, want + 1}) {
-      int ref_dc[16];
-      const uint32_t r = ref.hadamard_ac_16x16(a, as, b, bs, ref_dc, budget);
-      if (r < budget) {
-        ASSERT_EQ(r, want) << "budget " << budget;
-      } else {
-        ASSERT_LE(r, want) << "budget " << budget;
-      }
-      for (size_t k = 1; k < v.size(); ++k) {
-        std::memset(got_dc, 0xAB, sizeof got_dc);
-        ASSERT_EQ(v[k]->hadamard_ac_16x16(a, as, b, bs, got_dc, budget), r) << v[k]->name << " budget " << budget;
-        if (r < budget) {
-          for (int i = 0; i < 16; ++i) ASSERT_EQ(got_dc[i], want_dc[i]) << v[k]->name << " block " << i;
+// The check itself: each entry a level changes, on every trial of its case, against the plain entry.
+TEST(Checkasm, EveryEntryMatchesPlainC) {
+  const auto tables = level_tables();
+  if (tables.size() < 2) GTEST_SKIP() << "no SIMD level on this CPU (or GME_NO_SIMD=1): nothing to compare";
+  std::string summary;
+  int compared_entries = 0;
+  for (const auto& c : dsp_cases()) {
+    std::vector<size_t> levels;  // the levels that bring a new version of this entry
+    for (size_t l = 1; l < tables.size(); ++l)
+      if (c->differs(tables[l].f, tables[l - 1].f) && c->differs(tables[l].f, tables[0].f)) levels.push_back(l);
+    if (levels.empty()) continue;
+    ++compared_entries;
+    std::mt19937 rng(4242);
+    std::vector<uint8_t> want, got;
+    int failures = 0;
+    for (int trial = 0; trial < c->trials() && failures < 3; ++trial) {
+      c->prepare(trial, rng);
+      want.clear();
+      c->run(tables[0].f, &want);
+      for (size_t l : levels) {
+        got.clear();
+        c->run(tables[l].f, &got);
+        if (got != want) {
+          ++failures;
+          ADD_FAILURE() << c->name() << " at " << tables[l].level.name << " differs from plain C on trial " << trial
+                        << (trial < DspCase::kEdgeTrials ? " (an edge case)" : " (random)");
         }
       }
     }
-  });
+    summary += "  " + c->name() + ":";
+    for (size_t l : levels) summary += std::string(" ") + tables[l].level.name;
+    summary += failures ? "  FAILED\n" : "  ok\n";
+  }
+  std::printf("checkasm (%s):\n%s", cpu_flags_name(tables.back().level.flags).c_str(), summary.c_str());
+  EXPECT_GT(compared_entries, 0);
 }
 
-TEST(Checkasm, Satd4x4xn) {
-  const auto v = variants();
-  const PixelFuncs& ref = pixel_ref();
-  for_all_inputs([&](const uint8_t* a, int as, const uint8_t* b, int) {
-    for (int n = 1; n <= 9; ++n) {  // b read as n contiguous 4x4 predictions (odd and even counts)
-      uint32_t want[9], got[9];
-      ref.satd_4x4_xn(a, as, b, n, want);
-      for (int i = 0; i < n; ++i) ASSERT_EQ(want[i], ref.satd[kB4x4](a, as, b + 16 * i, 4)) << "reference " << i;
-      for (size_t k = 1; k < v.size(); ++k) {
-        std::memset(got, 0xAB, sizeof got);
-        v[k]->satd_4x4_xn(a, as, b, n, got);
-        for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << v[k]->name << " n " << n << " pred " << i;
-      }
+// A case whose collected output never changed with its inputs could not tell a wrong version from a right one:
+// across its trials the plain entry's outputs must take several values.
+TEST(Checkasm, EveryCaseSeesItsEntrysOutput) {
+  DspFuncs plain;
+  dsp_init(0, plain);
+  for (const auto& c : dsp_cases()) {
+    std::mt19937 rng(7);
+    std::set<std::vector<uint8_t>> seen;
+    for (int trial = 0; trial < 200 && seen.size() < 3; ++trial) {
+      c->prepare(trial, rng);
+      std::vector<uint8_t> out;
+      c->run(plain, &out);
+      EXPECT_FALSE(out.empty()) << c->name();
+      seen.insert(out);
     }
-  });
+    EXPECT_GE(seen.size(), 3u) << c->name() << ": its outputs hardly depend on its inputs";
+  }
 }
 
-// The reference itself on hand-checkable inputs, so a wrong reference cannot make all variants "agree".
-TEST(Checkasm, ReferenceKnownValues) {
+// ---- the plain versions ---------------------------------------------------------------------------------------
+
+// The plain versions on hand-checkable inputs, so a wrong plain version cannot make every level "agree".
+TEST(PlainVersions, PixelKnownValues) {
   const PixelFuncs& r = pixel_ref();
   std::vector<uint8_t> z(16 * 16, 0), f(16 * 16, 255);
   EXPECT_EQ(r.sad[kB16x16](z.data(), 16, f.data(), 16), 256u * 255u);
@@ -193,60 +174,70 @@ TEST(Checkasm, ReferenceKnownValues) {
   EXPECT_EQ(dc[0], 0);
 }
 
-// plane_ssd (the PSNR's sum of squared differences): every variant against the reference on random areas of every
-// width 1..70 (whole 16-sample steps plus every remainder), odd strides and offsets, and the extreme 0 / 255
-// areas whose squares are largest.
-TEST(Checkasm, PlaneSsd) {
-  PlaneSsdFn fns[4];
-  const char* names[4];
-  const int n = plane_ssd_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-  std::mt19937 rng(4242);
-  const int stride = 83;
-  std::vector<uint8_t> a(stride * 40 + 16), b(stride * 40 + 16);
-  for (int v = 1; v < n; ++v)
-    for (int rep = 0; rep < 600; ++rep) {
-      const int kind = rep % 3;
-      for (size_t i = 0; i < a.size(); ++i) {
-        a[i] = static_cast<uint8_t>(kind == 1 ? 255 : rng());
-        b[i] = static_cast<uint8_t>(kind == 1 ? 0 : rng());
-      }
-      const int w = 1 + rep % 70, h = 1 + rep % 37, oa = rep % 5, ob = rep % 3;
-      ASSERT_EQ(fns[v](a.data() + oa, stride, b.data() + ob, stride, w, h), plane_ssd_c(a.data() + oa, stride, b.data() + ob, stride, w, h))
-          << names[v] << " " << w << "x" << h;
-    }
-  // The reference itself on a hand-checkable case: differences 1, 2, 3 -> 1 + 4 + 9.
+TEST(PlainVersions, PlaneSsdKnownValue) {
+  // Differences 1, 2, 3 -> 1 + 4 + 9.
   const uint8_t x[3] = {10, 20, 30}, y[3] = {11, 18, 33};
   EXPECT_EQ(plane_ssd_c(x, 3, y, 3, 3, 1), 14u);
 }
 
-// copy_rows (the GPU path's staging copy): every variant against the reference, which against memcpy's own row
-// copies, on every width 1..70 (the aligned middle and each head and tail length), destination offsets 0..15 so
-// each alignment of the first streamed store occurs, odd strides, and bytes beside each row left untouched.
-TEST(Checkasm, CopyRows) {
-  CopyRowsFn fns[4];
-  const char* names[4];
-  const int n = copy_rows_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-#if defined(__x86_64__)
-  ASSERT_GE(n, 2);  // SSE2 is part of x86-64
-  EXPECT_STREQ(names[1], "sse2");
-#endif
-  std::mt19937 rng(777);
-  const int src_stride = 89, dst_stride = 97;
-  std::vector<uint8_t> src(src_stride * 24 + 32);
-  for (int v = 0; v < n; ++v)
-    for (int rep = 0; rep < 1200; ++rep) {
-      for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
-      const int w = 1 + rep % 70, h = 1 + rep % 23, os = rep % 7, od = rep % 16;
-      std::vector<uint8_t> got(dst_stride * 24 + 32, 0xA5), want = got;
-      for (int y = 0; y < h; ++y)
-        std::memcpy(want.data() + od + y * dst_stride, src.data() + os + y * src_stride, static_cast<size_t>(w));
-      fns[v](got.data() + od, dst_stride, src.data() + os, src_stride, w, h);
-      ASSERT_EQ(got, want) << names[v] << " " << w << "x" << h << " dst offset " << od;
+// ---- common/cpu.h ---------------------------------------------------------------------------------------------
+
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
     }
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvVar() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(Cpu, NoSimdSwitches) {
+  {
+    EnvVar e("GME_NO_SIMD", "1");
+    EXPECT_EQ(cpu_detect(), 0u);
+    EXPECT_EQ(cpu_levels(cpu_detect()).size(), 1u);
+  }
+  {
+    EnvVar e("GME_NO_SIMD", "yes");
+    EXPECT_THROW(cpu_detect(), std::runtime_error);
+  }
+  {
+    EnvVar e("GME_NO_SIMD", nullptr);
+    EXPECT_EQ(cpu_flags_for(true), 0u);
+    EXPECT_EQ(cpu_flags_for(false), cpu_detect());
+#if defined(__x86_64__)
+    EXPECT_TRUE(cpu_detect() & kCpuSse2);
+#endif
+  }
+  {
+    EnvVar e("GME_NO_SIMD", "0");
+    EXPECT_EQ(cpu_detect(), cpu_flags_for(false));
+  }
+}
+
+TEST(Cpu, NamesAndLevels) {
+  EXPECT_EQ(cpu_flags_name(0), "none");
+  EXPECT_EQ(cpu_flags_name(kCpuSse2), "sse2");
+  EXPECT_EQ(cpu_flags_name(kCpuSse2 | kCpuSsse3 | kCpuAvx2), "sse2 ssse3 avx2");
+  const auto all = cpu_levels(kCpuSse2 | kCpuSsse3 | kCpuAvx2);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_STREQ(all[3].name, "avx2");
+  EXPECT_EQ(all[3].flags, kCpuSse2 | kCpuSsse3 | kCpuAvx2);
+  // Levels are cumulative: AVX2 without SSSE3 (no such CPU) stops at sse2.
+  EXPECT_EQ(cpu_levels(kCpuSse2 | kCpuAvx2).size(), 2u);
+  EXPECT_EQ(cpu_levels(0).size(), 1u);
 }
 
 }  // namespace

@@ -191,6 +191,9 @@ std::vector<Case> inter_cases() {
     v.push_back(make("dbk_offsets_qp36", q, 3,
                      join(join(p0, qp_i(36)), {"DFParametersFlag=1", "DFAlphaRefPSlice=6", "DFBetaRefPSlice=-6"})));
     v.push_back(make("chroma_offset_m4", q, 3, join(p0, {"ChromaQPOffset=-4"})));
+    v.push_back(make("adaptive_rounding", q, 3, join(p0, {"AdaptiveRounding=1", "AdaptRndChroma=1"})));
+    v.push_back(make("adaptive_rounding_rdo1_slices", q, 3,
+                     join(p0, {"AdaptiveRounding=1", "RDOptimization=1", "SliceMode=2", "SliceArgument=200"})));
     v.push_back(make("constrained_intra", q, 3, join(p0, {"UseConstrainedIntraPred=1"})));
     v.push_back(make("size16x16", "synth:16x16", 4, p0));
     v.push_back(make("size200x120", "synth:200x120", 3, p0));

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/deblock.h"
+#include "tests/dsp_tables.h"
+#include "common/quant.h"
 
 namespace gme {
 namespace {
@@ -53,16 +55,16 @@ TEST(DeblockTables, Tc0Table817) {
 }
 
 TEST(DeblockTables, ChromaQpTable815) {
-  EXPECT_EQ(deblock_chroma_qp(0, 0), 0);
-  EXPECT_EQ(deblock_chroma_qp(29, 0), 29);
-  EXPECT_EQ(deblock_chroma_qp(30, 0), 29);
-  EXPECT_EQ(deblock_chroma_qp(34, 0), 32);
-  EXPECT_EQ(deblock_chroma_qp(39, 0), 35);
-  EXPECT_EQ(deblock_chroma_qp(45, 0), 38);
-  EXPECT_EQ(deblock_chroma_qp(51, 0), 39);
-  EXPECT_EQ(deblock_chroma_qp(28, 12), 36);   // qPI = 40
-  EXPECT_EQ(deblock_chroma_qp(5, -12), 0);    // clipped at 0
-  EXPECT_EQ(deblock_chroma_qp(51, 12), 39);   // clipped at 51
+  EXPECT_EQ(chroma_qp(0, 0), 0);
+  EXPECT_EQ(chroma_qp(29, 0), 29);
+  EXPECT_EQ(chroma_qp(30, 0), 29);
+  EXPECT_EQ(chroma_qp(34, 0), 32);
+  EXPECT_EQ(chroma_qp(39, 0), 35);
+  EXPECT_EQ(chroma_qp(45, 0), 38);
+  EXPECT_EQ(chroma_qp(51, 0), 39);
+  EXPECT_EQ(chroma_qp(28, 12), 36);   // qPI = 40
+  EXPECT_EQ(chroma_qp(5, -12), 0);    // clipped at 0
+  EXPECT_EQ(chroma_qp(51, 12), 39);   // clipped at 51
 }
 
 // ---- Boundary strength ----
@@ -227,7 +229,7 @@ struct TestPicture {
     return std::vector<uint8_t>(p.at(0, y), p.at(0, y) + p.width);
   }
   void run(const std::vector<SliceDeblockParams>& params, int chroma_offset = 0) {
-    deblock_picture(f, mbs.data(), mbw, mbh, params, chroma_offset);
+    deblock_picture(dsp_here().deblock, f, mbs.data(), mbw, mbh, params, chroma_offset);
   }
 };
 
@@ -359,106 +361,6 @@ TEST(DeblockPicture, InterEdgesFollowMotion) {
   // Chroma at bS 1 (tc = 3): chroma is flat here, so unchanged.
   EXPECT_EQ(*moved.f.plane[1].at(8, 0), 100);
   EXPECT_EQ(*make(MV(0, 0), 4).f.plane[0].at(16, 0), 62);  // other reference picture: bS 1
-}
-
-// A random edge for the checkasm tests: indexA/indexB with nonzero alpha, bS all 4 (strong) or each segment 0..3,
-// tC0 from Table 8-17.
-struct EdgeCase {
-  int alpha, beta;
-  uint8_t bs[4], tc0[4];
-};
-EdgeCase random_edge(std::mt19937& rng, bool strong) {
-  const int index_a = 16 + static_cast<int>(rng() % 36), index_b = 16 + static_cast<int>(rng() % 36);
-  EdgeCase e{deblock_alpha(index_a), deblock_beta(index_b), {}, {}};
-  for (int s = 0; s < 4; ++s) {
-    e.bs[s] = static_cast<uint8_t>(strong ? 4 : rng() % 4);
-    e.tc0[s] = static_cast<uint8_t>(e.bs[s] && e.bs[s] < 4 ? deblock_tc0(index_a, e.bs[s]) : 0);
-  }
-  return e;
-}
-
-// checkasm: every luma edge variant (SSE2 on x86) against the plain reference, bit for bit, on both orientations,
-// all-bS-4 edges and edges of mixed bS 0..3, every indexA/indexB with nonzero alpha, on content made to pass the
-// filter tests often (smooth sides with a step across the edge) and on raw noise; the whole 16 x 16 area around
-// the edge must match, so a write outside p2..q2 shows too.
-TEST(DeblockEdge, LumaVariantsMatchReference) {
-  LumaEdgeFn fns[4];
-  const char* names[4];
-  const int n = deblock_luma_edge_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-  std::mt19937 rng(8727);
-  constexpr int kS = 24;  // area stride; the edge sits at row/column 8 of a 16 x 16 area at (4, 4)
-  for (int v = 1; v < n; ++v)
-    for (int rep = 0; rep < 20000; ++rep) {
-      const bool vertical = rep & 1;
-      const EdgeCase ec = random_edge(rng, rep % 5 == 0);
-      const int alpha = ec.alpha, beta = ec.beta;
-      const uint8_t* bs = ec.bs;
-      const uint8_t* tc0 = ec.tc0;
-      uint8_t area[kS * kS];
-      const int base_p = static_cast<int>(rng() % 256), step = static_cast<int>(rng() % (alpha + 8)) - (alpha + 8) / 2;
-      const int noise = rep % 7 == 0 ? 256 : 1 + static_cast<int>(rng() % (beta + 2));
-      for (int y = 0; y < kS; ++y)
-        for (int x = 0; x < kS; ++x) {
-          const bool q_side = (vertical ? x : y) >= 12;
-          int val = base_p + (q_side ? step : 0) + static_cast<int>(rng() % noise) - noise / 2;
-          if (noise == 256) val = static_cast<int>(rng() % 256);
-          area[y * kS + x] = static_cast<uint8_t>(val < 0 ? 0 : val > 255 ? 255 : val);
-        }
-      uint8_t want[kS * kS], got[kS * kS];
-      std::memcpy(want, area, sizeof area);
-      std::memcpy(got, area, sizeof area);
-      const int across = vertical ? 1 : kS, along = vertical ? kS : 1;
-      uint8_t* qw = want + 4 * kS + 4 + (vertical ? 8 : 8 * kS);
-      uint8_t* qg = got + 4 * kS + 4 + (vertical ? 8 : 8 * kS);
-      fns[0](qw, across, along, bs, tc0, alpha, beta);
-      fns[v](qg, across, along, bs, tc0, alpha, beta);
-      ASSERT_EQ(std::memcmp(want, got, sizeof want), 0)
-          << names[v] << (vertical ? " vertical" : " horizontal") << " rep " << rep << " bs " << int(bs[0]) << int(bs[1])
-          << int(bs[2]) << int(bs[3]) << " alpha " << alpha << " beta " << beta;
-    }
-}
-
-// checkasm: every chroma edge variant (both planes at once) against the plain reference, as for luma.
-TEST(DeblockEdge, ChromaVariantsMatchReference) {
-  ChromaEdgesFn fns[4];
-  const char* names[4];
-  const int n = deblock_chroma_edges_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-  std::mt19937 rng(9127);
-  constexpr int kS = 16;  // each plane: a 16 x 16 area, the edge at row/column 8 of the 8 x 8 block at (4, 4)
-  for (int v = 1; v < n; ++v)
-    for (int rep = 0; rep < 20000; ++rep) {
-      const bool vertical = rep & 1;
-      const EdgeCase ec = random_edge(rng, rep % 5 == 0);
-      const int alpha = ec.alpha, beta = ec.beta;
-      const uint8_t* bs = ec.bs;
-      const uint8_t* tc0 = ec.tc0;
-      uint8_t area[2][kS * kS];
-      for (auto& plane : area) {
-        const int base = static_cast<int>(rng() % 256), step = static_cast<int>(rng() % (alpha + 8)) - (alpha + 8) / 2;
-        const int noise = rep % 7 == 0 ? 256 : 1 + static_cast<int>(rng() % (beta + 2));
-        for (int y = 0; y < kS; ++y)
-          for (int x = 0; x < kS; ++x) {
-            const bool q_side = (vertical ? x : y) >= 8;
-            int val = noise == 256 ? static_cast<int>(rng() % 256)
-                                   : base + (q_side ? step : 0) + static_cast<int>(rng() % noise) - noise / 2;
-            plane[y * kS + x] = static_cast<uint8_t>(val < 0 ? 0 : val > 255 ? 255 : val);
-          }
-      }
-      uint8_t want[2][kS * kS], got[2][kS * kS];
-      std::memcpy(want, area, sizeof area);
-      std::memcpy(got, area, sizeof area);
-      const int across = vertical ? 1 : kS, along = vertical ? kS : 1;
-      const int at = vertical ? 4 * kS + 8 : 8 * kS + 4;
-      fns[0](want[0] + at, want[1] + at, across, along, bs, tc0, alpha, beta);
-      fns[v](got[0] + at, got[1] + at, across, along, bs, tc0, alpha, beta);
-      ASSERT_EQ(std::memcmp(want, got, sizeof want), 0)
-          << names[v] << (vertical ? " vertical" : " horizontal") << " rep " << rep << " bs " << int(bs[0]) << int(bs[1])
-          << int(bs[2]) << int(bs[3]) << " alpha " << alpha << " beta " << beta;
-    }
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
-// Picture-level integer motion estimation: the twin against a brute-force oracle written plainly here, the CUDA
-// search against the twin bit for bit (skipped without a device), and the fallback when no GPU is usable.
+// Picture-level integer motion estimation: the twin against a brute-force oracle written plainly here, the kernels'
+// source emulated on the host against the twin (the integer kernel as for Hopper here and as for older GPUs in
+// tests/test_gpu_me_pre_hopper.cpp), the CUDA search against the twin bit for bit (skipped without a device), and the
+// fallback when no GPU is usable.
+#define GME_EMU_ARCH 900  // this translation unit emulates the kernel's Hopper code
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +21,10 @@
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
+#include "tests/dsp_tables.h"
+#include "tests/kernel_emu_launch.h"
+
+static_assert(GME_ME_ARCH >= 900, "this translation unit compiles the Hopper code");
 
 namespace gme {
 namespace {
@@ -94,69 +101,6 @@ Scene make_scene(int mbw, int mbh, int refs, int range, int k, std::mt19937& rng
   return s;
 }
 
-// ---- The CUDA kernel's source run on the host (gpu/kernel_emu.h), as gpu/me_cuda.cu launches it ----------------
-template <int K>
-void emulate_launch(const KernelArgs& a, int blocks) {
-  emu_launch(blocks, kThreads, [&a] { integer_search_kernel<K>(a); });
-}
-
-template <int K = 1>
-void emulate_launch_k(int k, const KernelArgs& a, int blocks) {
-  if constexpr (K <= kGpuMaxTopK) {
-    if (k == K) emulate_launch<K>(a, blocks);
-    else emulate_launch_k<K + 1>(k, a, blocks);
-  }
-}
-
-// The device holds pictures without border, pitch = width.
-std::vector<uint8_t> strip(const Plane& p) {
-  std::vector<uint8_t> v(static_cast<size_t>(p.width) * p.height);
-  for (int y = 0; y < p.height; ++y) std::memcpy(&v[static_cast<size_t>(y) * p.width], p.row(y), p.width);
-  return v;
-}
-
-void emulated_search(const PictureSearchRequest& req, PictureCandidates& out) {
-  check_search_request(req);
-  ASSERT_LE(req.top_k, kGpuMaxTopK);
-  const int num_refs = static_cast<int>(req.refs.size()), num_mbs = req.mb_width * req.mb_height;
-  out.resize(num_refs, num_mbs, req.top_k);
-  const std::vector<uint8_t> cur = strip(*req.cur);
-  const Geometry g = geometry(req.search_range);
-  const std::vector<uint32_t> order = step_order_table(req.search_range);
-  for (int r = 0; r < num_refs; ++r) {
-    const std::vector<uint8_t> ref = strip(*req.refs[r]);
-    std::vector<short2> centre(num_mbs), pred(num_mbs);
-    for (int mb = 0; mb < num_mbs; ++mb) {
-      const MV c = req.centre[static_cast<size_t>(r) * num_mbs + mb], p = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
-      centre[mb] = short2{c.x, c.y};
-      pred[mb] = short2{p.x, p.y};
-    }
-    std::vector<uint2> res(static_cast<size_t>(num_mbs) * kNumPartitions * req.top_k, uint2{0xDEADBEEFu, 0xDEADBEEFu});
-    KernelArgs a = kernel_args(req, g);
-    a.cur = cur.data();
-    a.ref = ref.data();
-    a.mb_first = 0;
-    a.centre = centre.data();
-    a.pred = pred.data();
-    a.order = order.data();
-    a.out = res.data();
-    // The second copy the kernel writes for the host (direct candidates): poisoned, and it must equal the first.
-    std::vector<uint2> host(res.size(), uint2{0xA5A5A5A5u, 0xA5A5A5A5u});
-    a.out_host = host.data();
-    ASSERT_LE(g.smem, kEmuSmemBytes);
-    emulate_launch_k(req.top_k, a, num_mbs);
-    ASSERT_EQ(std::memcmp(host.data(), res.data(), res.size() * sizeof(uint2)), 0) << "host copy differs";
-    for (int mb = 0; mb < num_mbs; ++mb)
-      for (int p = 0; p < kNumPartitions; ++p)
-        for (int i = 0; i < req.top_k; ++i) {
-          const uint2 v = res[(static_cast<size_t>(mb) * kNumPartitions + p) * req.top_k + i];
-          Candidate& c = out.at(r, mb, p)[i];
-          c.mv = MV(static_cast<int16_t>(v.x & 0xffffu), static_cast<int16_t>(v.x >> 16));
-          c.sad = v.y;
-        }
-  }
-}
-
 // Copies of the scene's planes with border `pad`, so strides are no multiple of 16 (pad 37: 48 + 74 = 122).
 void reborder(Scene& s, int pad) {
   for (Plane& p : s.planes) {
@@ -230,7 +174,7 @@ std::string describe(const PictureSearchRequest& q) {
 // ---- Twin against the oracle ----------------------------------------------------------------------------------
 TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
   std::mt19937 rng(1234);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   const int sizes[][2] = {{3, 2}, {5, 3}, {1, 1}};
   for (const auto& sz : sizes)
     for (int range : {1, 2, 5})
@@ -246,7 +190,7 @@ TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
 TEST(GpuMeTwin, ZeroCopyRequestStillAnswersInData) {
   // The twin has no memory of its own to hand out: a zero_copy request is answered in `data`, view cleared.
   std::mt19937 rng(77);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(3, 2, 1, 3, 4, rng);
   s.req.zero_copy = true;
   PictureCandidates want, got;
@@ -264,7 +208,7 @@ TEST(GpuMeTwin, ProgressiveRequestAnswersInFull) {
   Scene s = make_scene(3, 4, 1, 3, 2, rng);
   s.req.zero_copy = true;
   s.req.progressive = true;
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   PictureCandidates got, want;
   twin.search(s.req, got);
   EXPECT_GE(twin.wait_rows(1), s.req.mb_height);
@@ -275,7 +219,7 @@ TEST(GpuMeTwin, ProgressiveRequestAnswersInFull) {
 
 TEST(GpuMeTwin, MatchesOracleAtRange128) {
   std::mt19937 rng(99);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(2, 1, 1, 128, 4, rng);
   s.req.centre[1] = MV(-4 * 40, 4 * 20);  // window reaches far past the picture and its border on every side
   PictureCandidates want, got;
@@ -286,7 +230,7 @@ TEST(GpuMeTwin, MatchesOracleAtRange128) {
 
 TEST(GpuMeTwin, MatchesOracleWithOddStridesAndBorders) {
   std::mt19937 rng(4321);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   for (int pad : {19, 37}) {
     Scene s = make_scene(3, 2, 2, 4, 3, rng);
     reborder(s, pad);
@@ -300,7 +244,7 @@ TEST(GpuMeTwin, MatchesOracleWithOddStridesAndBorders) {
 TEST(GpuMeTwin, TiesFollowSpiralOrder) {
   // Flat pictures: every SAD is equal; with lambda 0 every cost is equal, so the spiral index alone orders.
   std::mt19937 rng(7);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   Scene s = make_scene(2, 2, 1, 3, 9, rng, Content::kFlat);
   s.req.lambda_factor = 0;
   PictureCandidates got, want;
@@ -341,7 +285,7 @@ TEST(GpuMeTwin, SpiralOffsetInvertsSpiralIndex) {
 
 TEST(GpuMeTwin, RejectsBrokenRequests) {
   std::mt19937 rng(5);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   PictureCandidates out;
   auto broken = [&](auto&& edit) {
     Scene s = make_scene(2, 2, 1, 4, 1, rng);
@@ -364,7 +308,7 @@ TEST(GpuMeTwin, RejectsBrokenRequests) {
 TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
   std::string why = "untouched";
   std::unique_ptr<PictureIntegerSearch> s;
-  ASSERT_NO_THROW(s = make_picture_search(9999, &why));
+  ASSERT_NO_THROW(s = make_picture_search(9999, dsp_here(), &why));
   ASSERT_TRUE(s);
   EXPECT_FALSE(why.empty());
   EXPECT_NE(why, "untouched");
@@ -373,16 +317,16 @@ TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
   Scene sc = make_scene(2, 2, 1, 3, 2, rng);
   PictureCandidates got, want;
   s->search(sc.req, got);
-  TwinPictureSearch().search(sc.req, want);
+  TwinPictureSearch(dsp_here()).search(sc.req, want);
   EXPECT_TRUE(same_candidates(got, want));
-  ASSERT_NO_THROW(s = make_picture_search(-1, nullptr));
+  ASSERT_NO_THROW(s = make_picture_search(-1, dsp_here(), nullptr));
   EXPECT_TRUE(s);
 }
 
 TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
   std::string why;
   std::unique_ptr<PictureIntegerSearch> s;
-  ASSERT_NO_THROW(s = make_picture_search(0, &why));
+  ASSERT_NO_THROW(s = make_picture_search(0, dsp_here(), &why));
   ASSERT_TRUE(s);
   const std::string name = s->name();
   if (why.empty())
@@ -439,7 +383,7 @@ TEST(GpuSubpelKernelEmu, MatchesTwin) {
   // Random scenes with centres far outside the picture (clamped samples on every side), both metrics, K 1..3
   // with tables for the first or for all K candidates, two references.
   std::mt19937 rng(2718);
-  TwinPictureSearch twin;
+  TwinPictureSearch twin(dsp_here());
   for (int metric : {2, 0})
     for (int range : {1, 3, 9})
       for (int k : {1, 3}) {
@@ -460,50 +404,66 @@ TEST(GpuSubpelKernelEmu, FitsDefaultSharedMemory) {
   EXPECT_LE(kSubpelSmemBytes, 48u * 1024);
 }
 
-// ---- The kernel's source, emulated on the host, against the twin (no device needed) ------------------------------
-void expect_emulation_matches_twin(const PictureSearchRequest& req) {
-  PictureCandidates got, want;
-  emulated_search(req, got);
-  TwinPictureSearch().search(req, want);
-  EXPECT_TRUE(same_candidates(got, want)) << describe(req);
-}
+// ---- The integer kernel's source, emulated on the host, against the twin (no device needed) ----------------------
+// Every test runs twice: on the kernel compiled as for Hopper (its packed u16 instructions modelled by
+// gpu/kernel_emu.h) and as for the GPUs before it (the portable packed arithmetic those run).
+struct EmuArch {
+  const char* name;
+  void (*search)(const PictureSearchRequest&, PictureCandidates&);
+};
 
-TEST(GpuMeKernelEmu, MatchesTwinOnRandomScenes) {
+void PrintTo(const EmuArch& a, std::ostream* os) { *os << a.name; }
+
+class KernelEmu : public ::testing::TestWithParam<EmuArch> {
+ protected:
+  void expect_matches_twin(const PictureSearchRequest& req) {
+    PictureCandidates got, want;
+    GetParam().search(req, got);
+    TwinPictureSearch(dsp_here()).search(req, want);
+    EXPECT_TRUE(same_candidates(got, want)) << GetParam().name << ", " << describe(req);
+  }
+};
+
+// Names: GpuMe/KernelEmu.<test>/Hopper and /PreHopper.
+INSTANTIATE_TEST_SUITE_P(GpuMe, KernelEmu,
+                         ::testing::Values(EmuArch{"Hopper", emulated_search}, EmuArch{"PreHopper", emulated_search_pre_hopper}),
+                         [](const ::testing::TestParamInfo<EmuArch>& i) { return std::string(i.param.name); });
+
+TEST_P(KernelEmu, MatchesTwinOnRandomScenes) {
   std::mt19937 rng(2718);
   for (int range : {1, 2, 5, 16, 33})
     for (int k : {1, 2, 3, 8, 16}) {
       const Content content = (range + k) % 3 == 0 ? Content::kNoise : Content::kSmooth;
-      expect_emulation_matches_twin(make_scene(3, 2, 1 + (k % 2), range, std::min(k, window_positions(range)), rng,
-                                               content).req);
+      expect_matches_twin(make_scene(3, 2, 1 + (k % 2), range, std::min(k, window_positions(range)), rng, content).req);
     }
 }
 
-TEST(GpuMeKernelEmu, MatchesTwinOnTiesAndEdges) {
+TEST_P(KernelEmu, MatchesTwinOnTiesAndEdges) {
   std::mt19937 rng(314);
   for (int lambda : {0, 65536, 5500000}) {
     Scene s = make_scene(2, 2, 1, 4, 8, rng, Content::kFlat);
     s.req.lambda_factor = lambda;
     if (lambda == 65536) s.req.penalty_pred = s.req.centre;
-    expect_emulation_matches_twin(s.req);
+    expect_matches_twin(s.req);
   }
   for (int k : {4, 5, 6, 7, 9, 12, 13})  // the other list lengths the device instantiates
-    expect_emulation_matches_twin(make_scene(2, 1, 1, 7, k, rng).req);
+    expect_matches_twin(make_scene(2, 1, 1, 7, k, rng).req);
 }
 
-TEST(GpuMeKernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
+TEST_P(KernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
   // Flat pictures and lambda 0: every position has the same cost, the screen passes all of them (ties are <=), and
   // the per-lane queues of stage 2 overflow again and again over several batches.
   std::mt19937 rng(99);
   for (int k : {1, 16}) {
     Scene s = make_scene(1, 1, 1, 33, k, rng, Content::kFlat);
     s.req.lambda_factor = 0;
-    expect_emulation_matches_twin(s.req);
+    expect_matches_twin(s.req);
   }
 }
 
-TEST(GpuMeKernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
-  // Stage 2 screens in u16 halves (v12): penalty key >> 33 clamped to 65535, packed sums that wrap, a bound of 65536
-  // or more. A bright current picture over a dark reference gives 16x16 SADs of 40,000-65,280; lambda 2^26 gives
+TEST_P(KernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
+  // Stage 2 screens in u16 halves: penalty key >> 33 clamped to 65535, packed sums that wrap, a bound of 65536 or
+  // more. A bright current picture over a dark reference gives 16x16 SADs of 40,000-65,280; lambda 2^26 gives
   // penalties of ~10,000-40,000 (sums past 16 bits), INT32_MAX penalties past 16 bits themselves (clamped), both
   // with bounds above 65535 for the large partitions. Any position the screen dropped wrongly changes a list.
   std::mt19937 rng(65536);
@@ -518,21 +478,39 @@ TEST(GpuMeKernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
       s.planes[0].extend_borders();
       s.planes[1].extend_borders();
       s.req.lambda_factor = lambda;
-      expect_emulation_matches_twin(s.req);
+      expect_matches_twin(s.req);
     }
 }
 
-TEST(GpuMeKernelEmu, SharedMemoryAllowsTheBlocksPerSm) {
-  // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
-  // (5 for K <= 8 since v13: at most 45,670 bytes each) must fit at every search range.
-  for (int range = 1; range <= 128; ++range)
-    EXPECT_LE(geometry(range).smem, 233472u / kMinBlocksPerSm - 1024) << range;
+TEST_P(KernelEmu, MatchesTwinAtLargeRanges) {
+  std::mt19937 rng(1618);
+  expect_matches_twin(make_scene(1, 1, 1, 64, 8, rng).req);
+  expect_matches_twin(make_scene(1, 1, 1, 128, 4, rng, Content::kNoise).req);
 }
 
-TEST(GpuMeKernelEmu, MatchesTwinAtLargeRanges) {
-  std::mt19937 rng(1618);
-  expect_emulation_matches_twin(make_scene(1, 1, 1, 64, 8, rng).req);
-  expect_emulation_matches_twin(make_scene(1, 1, 1, 128, 4, rng, Content::kNoise).req);
+// The portable packed u16 arithmetic of the GPUs before Hopper against the models of Hopper's instructions, on the
+// values where halves wrap, saturate or tie, and on random words.
+TEST(GpuMeKernelOps, PreHopperPackedU16MatchesHopperInstructions) {
+  const uint32_t edges[] = {0u, 1u, 0x7fffu, 0x8000u, 0xffffu, 0x10000u, 0x7fff7fffu, 0x80008000u, 0xffff0000u,
+                            0x0000ffffu, 0xfffffffeu, 0xffffffffu, 0x12348765u, 0x8001ffffu};
+  std::mt19937 rng(16);
+  std::vector<uint32_t> words(edges, edges + sizeof edges / sizeof edges[0]);
+  for (int i = 0; i < 200; ++i) words.push_back(static_cast<uint32_t>(rng()));
+  const char* const names[] = {"add_u16x2", "min_u16x2", "add_min_u16x2", "add_sat_min_u16x2"};
+  for (int op = 0; op < 4; ++op)
+    for (uint32_t a : words)
+      for (uint32_t b : words) {
+        const uint32_t c = a ^ (b >> 3) ^ 0x5a5a1234u;
+        ASSERT_EQ(packed_u16_op_pre_hopper(op, a, b, c), packed_u16_op(op, a, b, c))
+            << names[op] << std::hex << " a 0x" << a << " b 0x" << b << " c 0x" << c;
+      }
+}
+
+TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
+  // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
+  // (5 for K <= 8: at most 45,670 bytes each) must fit at every search range.
+  for (int range = 1; range <= 128; ++range)
+    EXPECT_LE(geometry(range).smem, 233472u / kMinBlocksPerSm - 1024) << range;
 }
 
 // ---- CUDA against the twin (needs a device) -----------------------------------------------------------------------
@@ -540,7 +518,7 @@ class GpuMeCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    search_ = make_picture_search(0, &why);
+    search_ = make_picture_search(0, dsp_here(), &why);
     if (!why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
   }
   void expect_same_as_twin(const PictureSearchRequest& req) {
@@ -553,7 +531,7 @@ class GpuMeCuda : public ::testing::Test {
     EXPECT_TRUE(same_candidates(got, want)) << describe(req);
   }
   std::unique_ptr<PictureIntegerSearch> search_;
-  TwinPictureSearch twin_;
+  TwinPictureSearch twin_{dsp_here()};
 };
 
 TEST_F(GpuMeCuda, MatchesTwinSmall) {
@@ -590,17 +568,14 @@ TEST_F(GpuMeCuda, ZeroCopyMatchesTwin) {
 }
 
 TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
-  // The encoder's request (zero copy, tables in the quarter-pel metric), copies, both metrics, several refs, and
-  // the sequential mode; pictures resident by id between calls.
-  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
-  ASSERT_NE(gpu, nullptr);
+  // The encoder's request (zero copy, tables in the quarter-pel metric), copies, both metrics, several refs;
+  // pictures resident by id between calls.
   std::mt19937 rng(161);
   int call = 0;
-  for (bool pipelined : {true, false})
-    for (int metric : {2, 0})
-      for (bool zero_copy : {true, false}) {
-        gpu->set_pipelined(pipelined);
-        Scene s = make_scene(pipelined ? 11 : 4, pipelined ? 9 : 3, 1 + call % 3, 16, 1 + 7 * (call % 2), rng);
+  for (int metric : {2, 0})
+    for (bool zero_copy : {true, false})
+      for (int size : {0, 1}) {
+        Scene s = make_scene(size ? 11 : 4, size ? 9 : 3, 1 + call % 3, 16, 1 + 7 * (call % 2), rng);
         s.req.subpel_metric = metric;
         s.req.subpel_ranks = call % 4 == 3 ? s.req.top_k : 1;
         s.req.zero_copy = zero_copy;
@@ -673,36 +648,16 @@ TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
   EXPECT_TRUE(same_candidates(gb, wb)) << describe(b.req);
 }
 
-TEST_F(GpuMeCuda, DownloadedCandidatesMatchTwin) {
-  // set_direct_candidates(false): one download per band instead of the kernels writing the host buffer; pipelined
-  // and sequential, copied and zero-copy answers, with tables.
+TEST_F(GpuMeCuda, TimesItsCalls) {
+  // What bench_gpu reads: the call's device time and its kernels' share, both from the call's CUDA events.
   auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
   ASSERT_NE(gpu, nullptr);
-  gpu->set_direct_candidates(false);
-  std::mt19937 rng(1234);
-  for (bool pipelined : {true, false})
-    for (int k : {1, 5, 8}) {
-      gpu->set_pipelined(pipelined);
-      Scene s = make_scene(9, 7, 1 + k % 2, 16, k, rng);
-      s.req.zero_copy = k != 5;
-      s.req.subpel_metric = 2;
-      s.req.subpel_ranks = 1;
-      PictureCandidates got, want;
-      search_->search(s.req, got);
-      twin_.search(s.req, want);
-      EXPECT_TRUE(same_candidates(got, want)) << describe(s.req);
-      EXPECT_TRUE(same_tables(got.subpel_at(0, 0, 0), want.subpel.data(), want.subpel.size())) << describe(s.req);
-    }
-}
-
-TEST_F(GpuMeCuda, SequentialModeMatchesTwin) {
-  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
-  ASSERT_NE(gpu, nullptr);
-  gpu->set_pipelined(false);
   std::mt19937 rng(555);
-  for (int range : {2, 16})
-    for (int k : {1, 5}) expect_same_as_twin(make_scene(9, 7, 2, range, k, rng).req);
-  EXPECT_GT(gpu->last_timing().kernel_ms, 0.0);
+  expect_same_as_twin(make_scene(9, 7, 2, 16, 5, rng).req);
+  const GpuSearchTiming t = gpu->last_timing();
+  EXPECT_GT(t.kernel_ms, 0.0);
+  EXPECT_GE(t.total_ms, t.kernel_ms);
+  EXPECT_EQ(t.pictures_uploaded, 3);
 }
 
 TEST_F(GpuMeCuda, MatchesTwinAtRange64And128) {
@@ -766,6 +721,21 @@ TEST_F(GpuMeCuda, KeepsPicturesResidentById) {
   s2.req.refs = {&s2.planes[0]};
   s2.req.ref_ids = {11};
   expect_same_as_twin(s2.req);
+}
+
+TEST_F(GpuMeCuda, SearchesAPictureAgainstItselfById) {
+  // The current picture named again as a reference (same id, same pixels): the kernels must read it on the device,
+  // so it cannot wait for the current picture's upload after the last band. Uploaded once.
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  std::mt19937 rng(4711);
+  Scene s = make_scene(9, 7, 2, 8, 4, rng);
+  s.req.cur_id = 40;
+  s.req.refs = {&s.planes[1], &s.planes[0]};
+  s.req.ref_ids = {41, 40};
+  expect_same_as_twin(s.req);
+  EXPECT_EQ(gpu->last_timing().pictures_uploaded, 2);
+  EXPECT_EQ(gpu->last_timing().pictures_reused, 1);
 }
 
 // The encoder preloads each reconstruction when its picture is done (PictureIntegerSearch::preload): the next

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/intra_pred.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
@@ -85,7 +86,7 @@ TEST(IntraPred, Plane16ReproducesLinearRamp) {
   e.top_left = 98;
   e.has_top = e.has_left = e.has_top_left = true;
   uint8_t p[256];
-  predict_intra16x16(kI16Plane, e, p);
+  predict_intra16x16(dsp_plain().intra, kI16Plane, e, p);
   for (int y = 0; y < 16; ++y)
     for (int x = 0; x < 16; ++x) ASSERT_EQ(p[16 * y + x], 100 + x + y);
 }
@@ -97,20 +98,20 @@ TEST(IntraPred, Dc16AndChromaDcRules) {
   e.has_top = true;
   e.has_left = true;
   uint8_t p16[256];
-  predict_intra16x16(kI16DC, e, p16);
+  predict_intra16x16(dsp_plain().intra, kI16DC, e, p16);
   EXPECT_EQ(p16[0], (16 * 200 + 4 * 10 + 12 * 30 + 16) >> 5);
   uint8_t c[64];
-  predict_intra_chroma(kIcDC, e, c);
+  predict_intra_chroma(dsp_plain().intra, kIcDC, e, c);
   EXPECT_EQ(c[0], (800 + 40 + 4) >> 3);        // top-left block: both edges
   EXPECT_EQ(c[4], 200);                        // top-right block: top edge only
   EXPECT_EQ(c[8 * 4], 30);                     // bottom-left block: left edge only
   EXPECT_EQ(c[8 * 4 + 4], (800 + 120 + 4) >> 3);  // bottom-right block: both edges
   e.has_left = false;
-  predict_intra_chroma(kIcDC, e, c);
+  predict_intra_chroma(dsp_plain().intra, kIcDC, e, c);
   EXPECT_EQ(c[8 * 4], 200);                    // bottom-left falls back to the top edge
   e.has_top = false;
   e.has_left = true;
-  predict_intra_chroma(kIcDC, e, c);
+  predict_intra_chroma(dsp_plain().intra, kIcDC, e, c);
   EXPECT_EQ(c[4], 10);                         // top-right falls back to the left edge (rows 0..3)
   EXPECT_FALSE(intra_chroma_mode_available(kIcV, e));
   EXPECT_FALSE(intra_chroma_mode_available(kIcPlane, e));
@@ -123,7 +124,7 @@ TEST(IntraPred, ChromaPlaneHandWorked) {
   e.top_left = 0;
   e.has_top = e.has_left = e.has_top_left = true;
   uint8_t c[64];
-  predict_intra_chroma(kIcPlane, e, c);
+  predict_intra_chroma(dsp_plain().intra, kIcPlane, e, c);
   int H = 0;
   for (int i = 0; i < 4; ++i) H += (i + 1) * (e.top[4 + i] - (2 - i >= 0 ? e.top[2 - i] : e.top_left));
   int V = 0;
@@ -168,69 +169,13 @@ TEST(IntraPred, All4x4MatchesPerMode) {
   for (int rep = 0; rep < 4000; ++rep) {
     const Edge4x4 e = test_edge(rng, rep % 4, rep >> 2);
     uint8_t all[9][16];
-    predict_intra4x4_all(e, all);
+    predict_intra4x4_all_c(e, all);
     for (int m = 0; m < 9; ++m) {
       uint8_t one[16];
       predict_intra4x4(m, e, one);
       ASSERT_EQ(std::memcmp(one, all[m], 16), 0) << "mode " << m << " rep " << rep;
     }
   }
-}
-
-// checkasm: every predict_intra4x4_all variant (SSSE3 where the CPU has it) against the C++ reference, bit for
-// bit, on random edges, all-0 / all-255 / random-extreme edges, every availability combination.
-TEST(IntraPred, All4x4VariantsMatchReference) {
-  Intra4x4AllFn fns[4];
-  const char* names[4];
-  const int n = predict_intra4x4_all_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  std::mt19937 rng(2024);
-  for (int v = 1; v < n; ++v)
-    for (int rep = 0; rep < 20000; ++rep) {
-      const Edge4x4 e = test_edge(rng, rep % 5, rep >> 3);
-      uint8_t want[9][16], got[9][16];
-      std::memset(got, 0xA5, sizeof(got));
-      predict_intra4x4_all_c(e, want);
-      fns[v](e, got);
-      for (int m = 0; m < 9; ++m)
-        ASSERT_EQ(std::memcmp(want[m], got[m], 16), 0) << names[v] << " mode " << m << " rep " << rep;
-    }
-}
-
-// checkasm: every plane-prediction variant (SSE2 on x86) against the plain reference, bit for bit, for 16x16 and
-// chroma 8x8, on random edges and on the extremes that drive the 16-bit intermediates furthest (steepest ramps both
-// ways, all 0, all 255, alternating), where the clip to [0, 255] does most of the work.
-TEST(IntraPred, PlaneVariantsMatchReference) {
-  PlanePredFn fns[4];
-  const char* names[4];
-  const int n = predict_plane_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-  std::mt19937 rng(515);
-  for (int v = 1; v < n; ++v)
-    for (int rep = 0; rep < 20000; ++rep) {
-      Edge16 e;
-      const int kind = rep % 6;
-      for (int i = 0; i < 16; ++i) {
-        uint8_t t = static_cast<uint8_t>(rng()), l = static_cast<uint8_t>(rng());
-        if (kind == 1) { t = i < 8 ? 0 : 255; l = i < 8 ? 0 : 255; }        // steepest rising ramps
-        if (kind == 2) { t = i < 8 ? 255 : 0; l = i < 8 ? 255 : 0; }        // steepest falling ramps
-        if (kind == 3) { t = i < 8 ? 0 : 255; l = i < 8 ? 255 : 0; }        // opposite directions
-        if (kind == 4) { t = (rng() & 1) ? 255 : 0; l = (rng() & 1) ? 255 : 0; }
-        if (kind == 5) { t = l = static_cast<uint8_t>(rep & 1 ? 255 : 0); }
-        e.top[i] = t;
-        e.left[i] = l;
-      }
-      e.top_left = static_cast<uint8_t>(kind == 1 ? 255 : kind == 2 ? 0 : rng());
-      e.has_top = e.has_left = e.has_top_left = true;
-      for (int size : {16, 8}) {
-        uint8_t want[256], got[256];
-        std::memset(got, 0xA5, sizeof got);
-        predict_plane_c(e, size, want);
-        fns[v](e, size, got);
-        ASSERT_EQ(std::memcmp(want, got, static_cast<size_t>(size * size)), 0) << names[v] << " n " << size << " rep " << rep;
-      }
-    }
 }
 
 }  // namespace

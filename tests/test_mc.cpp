@@ -10,6 +10,7 @@
 #include "common/frame.h"
 #include "common/halfpel.h"
 #include "common/mc.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
@@ -115,7 +116,7 @@ TEST(Mc, HalfpelPlanesMatchStandardEverywhere) {
   std::mt19937 rng(13);
   const Plane ref = random_plane(48, 32, kLumaPad, rng);
   HalfpelPlanes hp;
-  build_halfpel_planes(ref, &hp);
+  build_halfpel_planes(dsp_here().halfpel, ref, &hp);
   ASSERT_EQ(hp.g.pad, kHalfpelPad);
   for (int y = -kHalfpelPad; y < ref.height + kHalfpelPad; ++y)
     for (int x = -kHalfpelPad; x < ref.width + kHalfpelPad; ++x) {
@@ -156,7 +157,7 @@ TEST(Mc, ChromaMatchesStandardAtRandomPositions) {
     const int range = (it % 5 == 0) ? 4000 : 120;
     const MV mv(static_cast<int>(rng() % (2 * range + 1)) - range, static_cast<int>(rng() % (2 * range + 1)) - range);
     uint8_t dst[8 * 8];
-    mc_chroma(dst, 8, ref, x, y, mv, sz[0], sz[1]);
+    mc_chroma_c(dst, 8, ref, x, y, mv, sz[0], sz[1]);
     for (int j = 0; j < sz[1]; ++j)
       for (int i = 0; i < sz[0]; ++i)
         ASSERT_EQ(dst[j * 8 + i], chroma_sample_slow(ref, x + i + (mv.x >> 3), y + j + (mv.y >> 3), mv.x & 7, mv.y & 7))
@@ -169,35 +170,8 @@ TEST(Mc, ChromaMatchesStandardAtRandomPositions) {
     for (int x = 0; x < 8; ++x) p.at(x, y)[0] = static_cast<uint8_t>(x == 1 ? 64 : 0);
   p.extend_borders();
   uint8_t d[4];
-  mc_chroma(d, 4, p, 0, 0, MV(1, 0), 1, 1);
+  mc_chroma_c(d, 4, p, 0, 0, MV(1, 0), 1, 1);
   EXPECT_EQ(d[0], 8);
-}
-
-// checkasm: every chroma MC variant (SSE2 on x86) against the plain reference, bit for bit: every eighth-pel
-// fraction, block widths 2, 4 and 8 (the chroma of 4x4 to 16x16 partitions), heights 2, 4 and 8, positions at and
-// far beyond the picture corners (the clamped origin), and a destination stride larger than the block.
-TEST(Mc, ChromaVariantsMatchReference) {
-  McChromaFn fns[4];
-  const char* names[4];
-  const int n = mc_chroma_variants(fns, names, 4);
-  ASSERT_GE(n, 1);
-  EXPECT_STREQ(names[0], "c");
-  std::mt19937 rng(808);
-  const Plane ref = random_plane(24, 16, kChromaPad, rng);
-  const int dims[3] = {2, 4, 8};
-  for (int v = 1; v < n; ++v)
-    for (int it = 0; it < 20000; ++it) {
-      const int w = dims[it % 3], h = dims[(it / 3) % 3];
-      const int x = static_cast<int>(rng() % 24), y = static_cast<int>(rng() % 16);
-      const int range = (it % 7 == 0) ? 4000 : 80;
-      const MV mv(static_cast<int>(rng() % (2 * range + 1)) - range, static_cast<int>(rng() % (2 * range + 1)) - range);
-      uint8_t want[8 * 16], got[8 * 16];
-      std::memset(want, 0x5A, sizeof want);
-      std::memset(got, 0x5A, sizeof got);
-      fns[0](want, 16, ref, x, y, mv, w, h);
-      fns[v](got, 16, ref, x, y, mv, w, h);
-      ASSERT_EQ(std::memcmp(want, got, sizeof want), 0) << names[v] << " " << w << "x" << h << " mv " << mv.x << "," << mv.y;
-    }
 }
 
 }  // namespace

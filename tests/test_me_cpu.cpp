@@ -1,7 +1,8 @@
 // CPU motion estimation of the unmodified run: the fast full search against a brute-force oracle written plainly
 // here (every position, every 4x4 SAD from edge-replicated pixels, J compared in 64 bits, ties by spiral index),
 // the re-rank source against its oracle, JM's window centre, and the sub-pel refinement against a transcription
-// of JM's sub_pel_motion_estimation over mc_luma. Every pixel variant (and so every search kernel) is checked.
+// of JM's sub_pel_motion_estimation over mc_luma, with this CPU's function table (tests/test_checkasm.cpp holds its
+// entries to the plain ones).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,23 +18,17 @@
 #include "common/mc.h"
 #include "common/pixel.h"
 #include "me/me_fullfast.h"
-#include "me/me_fullfast_kernels.h"
 #include "me/me_sources.h"
 #include "me/motion_search.h"
 #include "me/subpel_memo.h"
 #include "gpu/me_twin.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
 
 // One SAD unit per bit of vector: lambdas below are written as multiples of this.
 constexpr int kL = 1 << kLambdaBits;
-
-std::vector<const PixelFuncs*> variants() {
-  const PixelFuncs* v[8];
-  const int n = pixel_variants(v, 8);
-  return std::vector<const PixelFuncs*>(v, v + n);
-}
 
 Plane make_plane(int w, int h, std::mt19937& rng, int smooth = 1) {
   Plane p;
@@ -131,8 +126,8 @@ TEST(MeCpu, WindowCentreRoundingAndClipping) {
 // ---- Fast full search vs oracle -------------------------------------------------------------------------------
 void check_against_oracle(const Plane& cur, const Plane& ref, int sr, int lambda, const FullFastOptions& opt,
                           const std::vector<std::pair<int, int>>& mbs, std::mt19937& rng, int pred_range) {
-  for (const PixelFuncs* px : variants()) {
-    FullFastSearch src(cur, {&ref}, sr, lambda, *px, opt);
+  {
+    FullFastSearch src(cur, {&ref}, sr, lambda, dsp_here(), opt);
     for (auto [mx, my] : mbs) {
       const MV pred16(static_cast<int>(rng() % (2 * pred_range + 1)) - pred_range,
                       static_cast<int>(rng() % (2 * pred_range + 1)) - pred_range);
@@ -147,8 +142,8 @@ void check_against_oracle(const Plane& cur, const Plane& ref, int sr, int lambda
                       pred16.y + static_cast<int>(rng() % (2 * pr + 1)) - pr);
         const Candidate got = src.best(part, pred);
         const Candidate want = o.best(part, pred, lambda, opt.rdo_low_complexity);
-        ASSERT_EQ(got.mv, want.mv) << px->name << " mb " << mx << "," << my << " part " << part << " sr " << sr;
-        ASSERT_EQ(got.sad, want.sad) << px->name << " part " << part;
+        ASSERT_EQ(got.mv, want.mv) << "mb " << mx << "," << my << " part " << part << " sr " << sr;
+        ASSERT_EQ(got.sad, want.sad) << "part " << part;
       }
       // Raw table spot checks, including the window corners.
       for (int part : {0, 3, 8, 15, 22, 40})
@@ -229,10 +224,10 @@ TEST(MeCpu, TieRule) {
     }
   ref.extend_borders();
   cur.extend_borders();
-  for (const PixelFuncs* px : variants()) {
-    FullFastSearch src(cur, {&ref}, 8, 4 * kL, *px, FullFastOptions{});
+  {
+    FullFastSearch src(cur, {&ref}, 8, 4 * kL, dsp_here(), FullFastOptions{});
     src.begin_mb(1, 1, 0, MV(0, 0));
-    EXPECT_EQ(src.best(0, MV(0, 0)).mv, MV(-16, 0)) << px->name;
+    EXPECT_EQ(src.best(0, MV(0, 0)).mv, MV(-16, 0));
     EXPECT_EQ(src.best(0, MV(0, 0)).sad, 0u);
     // Predictor at +4 pel: now (+4,0) costs fewer bits and wins outright.
     EXPECT_EQ(src.best(0, MV(16, 0)).mv, MV(16, 0));
@@ -245,14 +240,14 @@ TEST(MeCpu, TieRule) {
   flat_c.alloc(48, 48, kLumaPad);
   flat_r.extend_borders();
   flat_c.extend_borders();
-  for (const PixelFuncs* px : variants()) {
-    FullFastSearch a(flat_c, {&flat_r}, 4, kL, *px, FullFastOptions{});
+  {
+    FullFastSearch a(flat_c, {&flat_r}, 4, kL, dsp_here(), FullFastOptions{});
     a.begin_mb(1, 1, 0, MV(2, 0));
     EXPECT_EQ(a.centre(), MV(4, 0));
     EXPECT_EQ(a.best(0, MV(2, 0)).mv, MV(4, 0));
     FullFastOptions lo;
     lo.rdo_low_complexity = true;
-    FullFastSearch b(flat_c, {&flat_r}, 4, kL, *px, lo);
+    FullFastSearch b(flat_c, {&flat_r}, 4, kL, dsp_here(), lo);
     b.begin_mb(1, 1, 0, MV(2, 0));
     EXPECT_EQ(b.best(0, MV(2, 0)).mv, MV(0, 0));
   }
@@ -269,7 +264,7 @@ TEST(MeCpu, GlobalShiftFoundExactly) {
   for (int y = 0; y < 64; ++y)
     for (int x = 0; x < 96; ++x) cur.at(x, y)[0] = static_cast<uint8_t>(pel(ref, x + 7, y - 3));
   cur.extend_borders();
-  auto src = make_fullfast_source(cur, {&ref}, 16, 5 * kL, pixel_best());
+  auto src = make_fullfast_source(cur, {&ref}, 16, 5 * kL, dsp_here());
   int exact = 0;
   for (int my = 0; my < 4; ++my)
     for (int mx = 0; mx < 6; ++mx) {
@@ -293,7 +288,7 @@ TEST(MeCpu, InterleavedReferencesKeepTheirTables) {
   const Plane cur = make_plane(48, 48, rng, 8);
   const Plane r0 = make_plane(48, 48, rng, 8);
   const Plane r1 = make_plane(48, 48, rng, 8);
-  FullFastSearch src(cur, {&r0, &r1}, 5, kL, pixel_best(), FullFastOptions{});
+  FullFastSearch src(cur, {&r0, &r1}, 5, kL, dsp_here(), FullFastOptions{});
   const Oracle o0(cur, r0, 1, 1, 5, MV(4, 0)), o1(cur, r1, 1, 1, 5, MV(-8, 4));
   src.begin_mb(1, 1, 0, MV(4, 0));
   src.begin_mb(1, 1, 1, MV(-8, 4));
@@ -303,51 +298,28 @@ TEST(MeCpu, InterleavedReferencesKeepTheirTables) {
   EXPECT_EQ(src.best(30, MV(8, 8)).mv, o0.best(30, MV(8, 8), kL, false).mv);
 }
 
-// ---- The search kernels of every variant against the plain ones -------------------------------------------
-TEST(MeCpu, SearchKernelsMatchPlainTwin) {
+// ---- The plain screening kernel's own promise ------------------------------------------------------------------
+// Its minimum is the true minimum of the saturated sums (tests/test_checkasm.cpp holds the SIMD kernels to it).
+TEST(MeCpu, PlainScreenFindsTheMinimum) {
   std::mt19937 rng(33);
-  const FullFastKernels& plain = fullfast_kernels_for(pixel_ref());
-  EXPECT_STREQ(plain.name, "c");
-  for (const PixelFuncs* px : variants()) {
-    const FullFastKernels& k = fullfast_kernels_for(*px);
-    EXPECT_STREQ(k.name, px->name);
-    for (int width : {3, 13, 65, 257}) {
-      const int stride = (width + 15) & ~15;
-      // row_partitions: random 4x4 SADs (up to 4080), padding 0x7FFF.
-      std::vector<uint32_t> raw(16 * static_cast<size_t>(stride), 0x7FFF);
-      for (int i = 0; i < 16 * width; ++i) raw[i] = rng() % 4081;
-      std::vector<uint16_t> want(41 * static_cast<size_t>(stride)), got(want.size(), 0xABCD);
-      uint16_t* dw[41];
-      uint16_t* dg[41];
-      for (int p = 0; p < 41; ++p) {
-        dw[p] = want.data() + p * stride;
-        dg[p] = got.data() + p * stride;
-      }
-      plain.row_partitions(raw.data(), dw, stride);
-      k.row_partitions(raw.data(), dg, stride);
-      ASSERT_EQ(got, want) << px->name << " width " << width;
-      // screen: random table rows (small values so that many positions tie), random cost rows; the last
-      // repetition saturates (min q >= 0xFFFE: no candidates, the caller falls back to the exact scan).
-      for (int rep = 0; rep < 5; ++rep) {
-        std::vector<uint16_t> sad(static_cast<size_t>(width) * stride, 0xFFFF), hx(stride, 0xFFFF), hy(width);
-        for (int r = 0; r < width; ++r)
-          for (int c = 0; c < width; ++c) sad[r * stride + c] = static_cast<uint16_t>(rep == 4 ? 65530 + rng() % 6 : rng() % 40);
-        for (int c = 0; c < width; ++c) hx[c] = static_cast<uint16_t>(rng() % (rep == 3 ? 3000 : 12));
-        for (int r = 0; r < width; ++r) hy[r] = static_cast<uint16_t>(rng() % 12);
-        std::vector<int> cw(static_cast<size_t>(width) * stride), cg(cw.size());
-        int nw = 0, ng = 0;
-        const uint32_t qw = plain.screen(sad.data(), width, stride, hx.data(), hy.data(), cw.data(), &nw);
-        const uint32_t qg = k.screen(sad.data(), width, stride, hx.data(), hy.data(), cg.data(), &ng);
-        ASSERT_EQ(qg, qw) << px->name;
-        ASSERT_EQ(ng, nw) << px->name;
-        for (int i = 0; i < nw; ++i) ASSERT_EQ(cg[i], cw[i]) << px->name;
-        // The plain screen's own promise: its minimum is the true minimum of the saturated sums.
-        uint32_t truth = 0xFFFF;
-        for (int r = 0; r < width; ++r)
-          for (int c = 0; c < width; ++c)
-            truth = std::min<uint32_t>(truth, std::min(0xFFFF, sad[r * stride + c] + hx[c] + hy[r]));
-        ASSERT_EQ(qw, truth);
-      }
+  const FullFastKernels& plain = dsp_plain().fullfast;
+  for (int width : {3, 13, 65, 257}) {
+    const int stride = (width + 15) & ~15;
+    for (int rep = 0; rep < 5; ++rep) {
+      std::vector<uint16_t> sad(static_cast<size_t>(width) * stride, 0xFFFF), hx(stride, 0xFFFF), hy(width);
+      for (int r = 0; r < width; ++r)
+        for (int c = 0; c < width; ++c)
+          sad[r * stride + c] = static_cast<uint16_t>(rep == 4 ? 65530 + rng() % 6 : rng() % 40);
+      for (int c = 0; c < width; ++c) hx[c] = static_cast<uint16_t>(rng() % (rep == 3 ? 3000 : 12));
+      for (int r = 0; r < width; ++r) hy[r] = static_cast<uint16_t>(rng() % 12);
+      std::vector<int> cand(static_cast<size_t>(width) * stride);
+      int n = 0;
+      const uint32_t q = plain.screen(sad.data(), width, stride, hx.data(), hy.data(), cand.data(), &n);
+      uint32_t truth = 0xFFFF;
+      for (int r = 0; r < width; ++r)
+        for (int c = 0; c < width; ++c)
+          truth = std::min<uint32_t>(truth, std::min(0xFFFF, sad[r * stride + c] + hx[c] + hy[r]));
+      ASSERT_EQ(q, truth) << "width " << width << " rep " << rep;
     }
   }
 }
@@ -528,18 +500,17 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
   const Plane cur = interpolated_current(ref, [](int, int) { return MV(5, -3); }, rng);
   const int metrics[3][2] = {{2, 2}, {0, 0}, {0, 2}};
   HalfpelPlanes planes;  // the precomputed-planes path (with the memo, as the encoder runs it) must agree too
-  build_halfpel_planes(ref, &planes);
+  build_halfpel_planes(dsp_here().halfpel, ref, &planes);
   DistortionMemo memo;
-  for (const PixelFuncs* px : variants())
-    for (auto& m : metrics)
-      for (bool disable : {false, true})
-        for (bool bonus : {false, true})
+  for (auto& m : metrics)
+    for (bool disable : {false, true})
+      for (bool bonus : {false, true})
         for (bool use_planes : {false, true}) {
           MotionSearchParams p{3 * kL, 3 * kL + 7, 2 * kL + 5, m[0], m[1], disable};
           p.zero_mv_bonus = bonus;
           p.planes = use_planes ? &planes : nullptr;
           p.memo = use_planes ? &memo : nullptr;
-          auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, *px);
+          auto src = make_fullfast_source(cur, {&ref}, 4, p.lambda_factor_fpel, dsp_here());
           for (int my = 0; my < 3; ++my)
             for (int mx = 0; mx < 3; ++mx) {
               src->begin_mb(mx, my, 0, MV(0, 0));
@@ -547,11 +518,11 @@ TEST(MeCpu, SubpelRefinementMatchesJmTranscription) {
                 const MV pred(static_cast<int>(rng() % 13) - 6, static_cast<int>(rng() % 13) - 6);
                 const Candidate ic = src->best(part, pred);
                 const MotionResult got = motion_search_partition(*src, part, pred, cur.at(16 * mx, 16 * my), cur.stride,
-                                                                 ref, 16 * mx, 16 * my, p, *px);
+                                                                 ref, 16 * mx, 16 * my, p, dsp_here());
                 const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
-                ASSERT_EQ(got.mv, want.mv) << px->name << " part " << part << " metrics " << m[0] << m[1]
-                                           << " planes " << use_planes;
-                ASSERT_EQ(got.cost, want.cost) << px->name << " part " << part;
+                ASSERT_EQ(got.mv, want.mv) << "part " << part << " metrics " << m[0] << m[1] << " planes "
+                                           << use_planes;
+                ASSERT_EQ(got.cost, want.cost) << "part " << part;
                 ASSERT_EQ(got.pred, pred);
               }
             }
@@ -567,11 +538,11 @@ TEST(MeCpu, SubpelFindsInterpolatedShiftExactly) {
   cur.alloc(64, 64, kLumaPad);
   mc_luma(cur.at(16, 16), cur.stride, ref, 16, 16, MV(5, -3), 16, 16);
   cur.extend_borders();
-  auto src = make_fullfast_source(cur, {&ref}, 8, kL, pixel_best());
+  auto src = make_fullfast_source(cur, {&ref}, 8, kL, dsp_here());
   src->begin_mb(1, 1, 0, MV(4, -4));
   MotionSearchParams p{kL, kL, kL, 2, 2, false};
   const MotionResult r = motion_search_partition(*src, 0, MV(4, -4), cur.at(16, 16), cur.stride, ref, 16, 16, p,
-                                                 pixel_best());
+                                                 dsp_here());
   EXPECT_EQ(r.mv, MV(5, -3));
   EXPECT_EQ(r.cost, static_cast<int64_t>(kL) * (se_bits(1) + se_bits(1)));  // distortion 0, mvd (1, 1)
 }
@@ -584,15 +555,15 @@ TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
   const int lh = 3 * kL + 11;
   MotionSearchParams p{kL, lh, 2 * kL, 2, 2, false};
   p.zero_mv_bonus = true;
-  auto src = make_fullfast_source(ref, {&ref}, 4, p.lambda_factor_fpel, pixel_best());
+  auto src = make_fullfast_source(ref, {&ref}, 4, p.lambda_factor_fpel, dsp_here());
   src->begin_mb(1, 1, 0, MV(0, 0));
   const MotionResult r = motion_search_partition(*src, 0, MV(0, 0), ref.at(16, 16), ref.stride, ref, 16, 16, p,
-                                                 pixel_best());
+                                                 dsp_here());
   EXPECT_EQ(r.mv, MV(0, 0));
   EXPECT_EQ(r.cost, static_cast<int64_t>(lh) * (2 - 16));
   p.zero_mv_bonus = false;
   const MotionResult q = motion_search_partition(*src, 0, MV(0, 0), ref.at(16, 16), ref.stride, ref, 16, 16, p,
-                                                 pixel_best());
+                                                 dsp_here());
   EXPECT_EQ(q.mv, MV(0, 0));
   EXPECT_EQ(q.cost, static_cast<int64_t>(lh) * 2);
 }
@@ -610,7 +581,7 @@ TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
     PictureSearchRequest req = centred_request(cur, {&ref}, 5, 3, p.lambda_factor_fpel);
     req.subpel_metric = m[1];
     PictureCandidates cands;
-    TwinPictureSearch().search(req, cands);
+    TwinPictureSearch(dsp_here()).search(req, cands);
     ASSERT_EQ(cands.subpel_metric, m[1]);
     auto src = make_rerank_source(cands, 4, p.lambda_factor_fpel);
     int with_table = 0;
@@ -623,7 +594,7 @@ TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
         with_table += src->subpel(part, ic.mv, m[1]) != nullptr;
         EXPECT_EQ(src->subpel(part, ic.mv, 2 - m[1]), nullptr);  // a metric the tables were not made in
         const MotionResult got = motion_search_partition(*src, part, pred, cur.at(16 * mx, 16 * my), cur.stride, ref,
-                                                         16 * mx, 16 * my, p, pixel_best());
+                                                         16 * mx, 16 * my, p, dsp_here());
         const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
         ASSERT_EQ(got.mv, want.mv) << "part " << part << " mb " << mb << " metrics " << m[0] << m[1];
         ASSERT_EQ(got.cost, want.cost) << "part " << part << " mb " << mb;
@@ -641,7 +612,7 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   const Plane cur = make_plane(48, 48, rng, 1);
   const PictureSearchRequest req = centred_request(cur, {&ref}, 3, 1, kL);
   PictureCandidates cands;
-  TwinPictureSearch().search(req, cands);
+  TwinPictureSearch(dsp_here()).search(req, cands);
   cands.subpel_metric = 2;
   cands.subpel_ranks = 1;
   cands.subpel.assign(9, SubpelTable{});
@@ -658,7 +629,7 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   for (int part : {0, 3, 12, 40}) {
     const Candidate ic = src->best(part, MV(0, 0));
     const MotionResult r =
-        motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, pixel_best());
+        motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, dsp_here());
     EXPECT_EQ(r.mv, MV(ic.mv.x + 3, ic.mv.y - 1)) << "part " << part;
   }
 }

@@ -18,6 +18,7 @@
 
 #include "common/bitstream.h"
 #include "common/deblock.h"
+#include "common/dsp.h"
 #include "common/frame.h"
 #include "encoder/encoder.h"
 #include "encoder/params.h"
@@ -25,6 +26,7 @@
 #include "encoder/slice.h"
 #include "encoder/thread_pool.h"
 #include "gpu/gpu_me.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
@@ -173,14 +175,15 @@ TEST(Threads, DeblockingInWavefrontOrderIsRasterOrders) {
     random_picture(rng, mbw, mbh, &pic, &mbs);
     const std::vector<SliceDeblockParams> params(2, SliceDeblockParams{idc, 1, -1});
     Frame raster = pic, wave = pic, wrong = pic;
-    deblock_picture(raster, mbs.data(), mbw, mbh, params, 2);
-    const MacroblockDeblocker dw(wave, mbs.data(), mbw, params, 2);
+    const DeblockFuncs& f = dsp_here().deblock;
+    deblock_picture(f, raster, mbs.data(), mbw, mbh, params, 2);
+    const MacroblockDeblocker dw(f, wave, mbs.data(), mbw, params, 2);
     for (int d = 0; d < mbw + 2 * mbh; ++d)  // (x, y) on diagonal x + 2y: after (x - 1, y) and (x + 1, y - 1)
       for (int y = 0; y < mbh; ++y) {
         const int x = d - 2 * y;
         if (x >= 0 && x < mbw) dw.filter(x, y);
       }
-    const MacroblockDeblocker dr(wrong, mbs.data(), mbw, params, 2);
+    const MacroblockDeblocker dr(f, wrong, mbs.data(), mbw, params, 2);
     for (int d = 0; d < mbw + mbh; ++d)  // diagonal x + y, bottom up: (x, y) before (x + 1, y - 1)
       for (int y = mbh - 1; y >= 0; --y) {
         const int x = d - y;
@@ -221,9 +224,9 @@ Frame test_frame(int w, int h, int t) {
 }
 
 PictureSearchFactory twin_factory() {
-  return [](int, std::string* why) {
+  return [](int, const DspFuncs& dsp, std::string* why) {
     if (why) why->clear();
-    return make_picture_search_twin();
+    return make_picture_search_twin(dsp);
   };
 }
 
@@ -399,11 +402,11 @@ TEST(Threads, EncoderQueueWaitsForTheGpuStartUp) {
   std::mutex m;
   std::condition_variable cv;
   bool open = false;
-  PictureSearchFactory gated = [&](int, std::string* why) {
+  PictureSearchFactory gated = [&](int, const DspFuncs& dsp, std::string* why) {
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return open; });
     if (why) why->clear();
-    return make_picture_search_twin();
+    return make_picture_search_twin(dsp);
   };
   p.threads = 3;
   Encoder enc(p, gated);

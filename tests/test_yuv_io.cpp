@@ -18,6 +18,7 @@
 #include "common/yuv_io.h"
 #include "lencod/report.h"
 #include "tests/conformance_util.h"
+#include "tests/dsp_tables.h"
 
 namespace gme {
 namespace {
@@ -305,7 +306,7 @@ TEST(ReportPsnr, SseCountsTheVisibleAreaOnly) {
   b.plane[2].row(4)[8] = 200;    // visible (chroma 9x5): counts 10000
   b.plane[2].row(5)[0] = 0;      // chroma padding row: ignored
   uint64_t sse[3];
-  frame_sse(a, b, sse);
+  frame_sse(plane_ssd_c, a, b, sse);
   EXPECT_EQ(sse[0], 9u);
   EXPECT_EQ(sse[1], 4u);
   EXPECT_EQ(sse[2], 10000u);
@@ -326,7 +327,7 @@ TEST(ReportJson, PictureLinesSummaryAndJmBitRate) {
   std::ostringstream con;
   {
     OutputFile stats(d.file("s.jsonl"), "StatsFile");
-    Report rep(p, con, &stats);
+    Report rep(p, con, &stats, dsp_plain());
     rep.print_header("cpu test path");
     PictureResult r;
     r.type = SliceType::I;

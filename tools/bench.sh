@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: the CPU benchmarks, one bin/ program per line (each prints its own table). Records what
-# doc/RESULTS.md needs: date and CPU model first.
+# doc/PERFORMANCE.md needs: date and CPU model first (make perf-doc writes the tables there).
 set -o pipefail
 cd "$(dirname "$0")/.."
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"

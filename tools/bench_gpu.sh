@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-gpu: picture-level integer ME on the GPU against its twin (tools/bench_gpu_main.cpp).
-# Records what doc/RESULTS.md needs: GPU and driver (nvidia-smi when present), date, then the table.
+# Records what doc/PERFORMANCE.md needs: GPU and driver (nvidia-smi when present), date, then the table.
 set -o pipefail
 cd "$(dirname "$0")/.."
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"

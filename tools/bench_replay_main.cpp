@@ -41,7 +41,7 @@ struct Answers {
 // does of a GPU.
 class Recording final : public PictureIntegerSearch {
  public:
-  explicit Recording(Answers* a) : twin_(gme::make_picture_search_twin()), answers_(a) {}
+  Recording(Answers* a, const gme::DspFuncs& dsp) : twin_(gme::make_picture_search_twin(dsp)), answers_(a) {}
   void search(const PictureSearchRequest& req, PictureCandidates& out) override {
     PictureSearchRequest r = req;
     r.zero_copy = false;
@@ -155,9 +155,10 @@ int main(int argc, char** argv) {
   auto encode = [&](int t, bool record, double* seconds) {
     gme::EncoderParams q = p;
     q.threads = t;
-    gme::PictureSearchFactory f = [&](int, std::string* why) -> std::unique_ptr<PictureIntegerSearch> {
+    gme::PictureSearchFactory f = [&](int, const gme::DspFuncs& dsp,
+                                      std::string* why) -> std::unique_ptr<PictureIntegerSearch> {
       if (why) why->clear();
-      if (record) return std::make_unique<Recording>(&answers);
+      if (record) return std::make_unique<Recording>(&answers, dsp);
       return std::make_unique<Replay>(&answers);
     };
     std::vector<uint8_t> stream;

@@ -1,10 +1,10 @@
-#include "me/me_fullfast_kernels.h"
+#include "common/fullfast_kernels.h"
 
 #include <algorithm>
-#include <cstring>
 
-#if defined(__x86_64__) || defined(__i386__)
-#define GME_FF_X86 1
+#include "common/cpu.h"
+
+#if defined(GME_X86_SIMD)
 #include <immintrin.h>
 #endif
 
@@ -80,7 +80,7 @@ uint32_t screen_c(const uint16_t* sad, int width, int stride, const uint16_t* hx
   return static_cast<uint32_t>(cur_min);
 }
 
-#if defined(GME_FF_X86)
+#if defined(GME_X86_SIMD)
 // 8x8 transpose of 16-bit elements.
 inline void transpose8x8_epi16(__m128i r[8]) {
   __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
@@ -266,21 +266,16 @@ GME_AVX2 uint32_t screen_avx2(const uint16_t* sad, int width, int stride, const 
 }
 #endif
 
-const FullFastKernels kPlain = {row_partitions_c, screen_c, "c"};
-#if defined(GME_FF_X86)
-const FullFastKernels kSse2 = {row_partitions_sse2, screen_sse2, "sse2"};
-const FullFastKernels kAvx2 = {row_partitions_avx2, screen_avx2, "avx2"};
-#endif
-
 }  // namespace
 
-const FullFastKernels& fullfast_kernels_for(const PixelFuncs& px) {
-#if defined(GME_FF_X86)
-  if (std::strcmp(px.name, "avx2") == 0 && __builtin_cpu_supports("avx2")) return kAvx2;
-  if (std::strcmp(px.name, "sse2") == 0) return kSse2;
+void fullfast_kernels_init(uint32_t cpu, FullFastKernels& f) {
+  f = {row_partitions_c, screen_c};
+#if defined(GME_X86_SIMD)
+  if (cpu & kCpuSse2) f = {row_partitions_sse2, screen_sse2};
+  if (cpu & kCpuAvx2) f = {row_partitions_avx2, screen_avx2};
+#else
+  (void)cpu;
 #endif
-  (void)px;
-  return kPlain;
 }
 
 }  // namespace gme

@@ -1,10 +1,8 @@
-// Inner loops of the fast full search (me/me_fullfast.cpp), in plain C++, SSE2 and AVX2. The variant follows
-// the PixelFuncs the search was given ("c" -> plain, "sse2", "avx2"), so tests that run every pixel variant
-// against the brute-force oracle cover every kernel; all variants give identical results.
+// Inner loops of the fast full search (me/me_fullfast.cpp), in plain C++, SSE2 and AVX2: part of DspFuncs
+// (common/dsp.h), fullfast_kernels_init() installs the SIMD versions the CPU flags allow; all give identical
+// results (tests/test_checkasm.cpp).
 #pragma once
 #include <cstdint>
-
-#include "common/pixel.h"
 
 namespace gme {
 
@@ -19,12 +17,11 @@ struct FullFastKernels {
   // q <= min q + 1 (once the running minimum reaches 0xFFFE nothing more is collected: the caller then uses its
   // exact scan). hx has `stride` entries (0xFFFF in the padding), hy `width`. Rows are visited from the centre
   // outwards, identically in every variant, so all variants return the same list.
+  // stride: a multiple of 16, at most 512.
   uint32_t (*screen)(const uint16_t* sad, int width, int stride, const uint16_t* hx, const uint16_t* hy, int* cand,
                      int* ncand);
-  const char* name;
 };
 
-// The kernels matching a pixel variant (by its name; unknown names get the plain ones).
-const FullFastKernels& fullfast_kernels_for(const PixelFuncs& px);
+void fullfast_kernels_init(uint32_t cpu, FullFastKernels& f);
 
 }  // namespace gme

@@ -1,0 +1,185 @@
+// lencod's statistics against what they describe: the per-picture bits of the JSON StatsFile against the stream
+// itself (NAL sizes, and the syntax bits of every slice NAL unit read back from the bytes), and JM's text files
+// (stats.dat, the log.dat row) in their layout. tests/test_jm_golden.cpp compares the text stats.dat with JM's own.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/version.h"
+#include "rd/rd_json.h"
+#include "tests/conformance_util.h"
+
+namespace gme::conf {
+namespace {
+
+// One Annex B stream cut into NAL units (start code removed), in order.
+std::vector<std::vector<uint8_t>> nal_units(const std::vector<uint8_t>& s, std::vector<int>* start_code_bytes) {
+  std::vector<std::vector<uint8_t>> out;
+  size_t i = 0;
+  std::vector<size_t> starts;
+  while (i + 3 <= s.size()) {
+    if (s[i] == 0 && s[i + 1] == 0 && s[i + 2] == 1) {
+      starts.push_back(i + 3);
+      start_code_bytes->push_back(i > 0 && s[i - 1] == 0 ? 4 : 3);
+      i += 3;
+    } else {
+      ++i;
+    }
+  }
+  for (size_t k = 0; k < starts.size(); ++k) {
+    size_t end = k + 1 < starts.size() ? starts[k + 1] - 3 : s.size();
+    if (k + 1 < starts.size() && (*start_code_bytes)[k + 1] == 4) --end;  // the next unit's zero_byte
+    out.emplace_back(s.begin() + static_cast<long>(starts[k]), s.begin() + static_cast<long>(end));
+  }
+  return out;
+}
+
+// Bits of slice_header() + slice_data() of a NAL unit: its RBSP (emulation prevention bytes removed) up to the
+// rbsp_stop_one_bit, NAL header byte excluded.
+int64_t syntax_bits(const std::vector<uint8_t>& nal) {
+  std::vector<uint8_t> rbsp;
+  int zeros = 0;
+  for (size_t i = 1; i < nal.size(); ++i) {
+    if (zeros == 2 && nal[i] == 3) {
+      zeros = 0;
+      continue;
+    }
+    rbsp.push_back(nal[i]);
+    zeros = nal[i] == 0 ? zeros + 1 : 0;
+  }
+  while (!rbsp.empty() && rbsp.back() == 0) rbsp.pop_back();
+  if (rbsp.empty()) return 0;
+  int trailing = 1;  // the stop bit and the alignment zeros after it
+  for (uint8_t b = rbsp.back(); !(b & 1); b >>= 1) ++trailing;
+  return static_cast<int64_t>(rbsp.size()) * 8 - trailing;
+}
+
+struct LencodRun {
+  std::vector<uint8_t> stream;
+  std::string stats, log, console;
+};
+
+LencodRun encode(const std::string& stats_name, const std::vector<std::string>& params, TempDir& dir, int frames = 3) {
+  const Clip clip = clip_from_spec("synth:176x144", frames);
+  LencodRun r;
+  if (clip.file.empty()) return r;
+  char cwd[4096];
+  const std::string root = getcwd(cwd, sizeof cwd) ? cwd : ".";
+  const std::string bin = bin_dir()[0] == '/' ? bin_dir() : root + "/" + bin_dir();
+  const std::string in = clip.file[0] == '/' ? clip.file : root + "/" + clip.file;
+  std::string cmd = "cd " + shell_quote(dir.path()) + " && " + shell_quote(bin + "/lencod") + " -d " +
+                    shell_quote(root + "/cfg/encoder_baseline.cfg");
+  for (const std::string& kv : std::vector<std::string>{"InputFile=" + in, "SourceWidth=176", "SourceHeight=144",
+                                                        "FramesToBeEncoded=" + std::to_string(frames),
+                                                        "OutputFile=s.264", "StatsFile=" + stats_name})
+    cmd += " -p " + shell_quote(kv);
+  for (const std::string& kv : params) cmd += " -p " + shell_quote(kv);
+  const CommandResult res = run_command(cmd);
+  EXPECT_EQ(res.status, 0) << cmd << "\n" << res.output;
+  r.console = res.output;
+  std::vector<uint8_t> b;
+  read_file(dir.file("s.264"), &r.stream);
+  if (read_file(dir.file(stats_name), &b)) r.stats.assign(b.begin(), b.end());
+  if (read_file(dir.file("log.dat"), &b)) r.log.assign(b.begin(), b.end());
+  return r;
+}
+
+TEST(StatsFile, JsonBitsAddUpToTheStream) {
+  TempDir dir("stats_json");
+  // P pictures with skipped macroblocks, several slices (each with its own mb_skip_run at the end), an I picture.
+  const LencodRun r = encode("stats.jsonl", {"SliceMode=1", "SliceArgument=20", "IntraPeriod=3", "QPISlice=30",
+                                       "QPPSlice=32", "NumberReferenceFrames=2"},
+                       dir, 4);
+  ASSERT_FALSE(r.stream.empty());
+  std::vector<int> sc;
+  const std::vector<std::vector<uint8_t>> nals = nal_units(r.stream, &sc);
+  // Per picture (in order): parameter-set bits, slice NAL bits, syntax bits of its slices.
+  std::vector<int64_t> ps_bits, pic_bits, pic_syntax;
+  for (size_t k = 0; k < nals.size(); ++k) {
+    const int type = nals[k][0] & 0x1F;
+    const int64_t bits = static_cast<int64_t>(nals[k].size() + sc[k]) * 8;
+    if (type == 7 || type == 8) {
+      if (type == 7) ps_bits.push_back(0);
+      ps_bits.back() += bits;
+      continue;
+    }
+    const bool first_slice = (nals[k][1] & 0x80) != 0;  // first_mb_in_slice = 0 is ue '1'
+    if (first_slice) {
+      pic_bits.push_back(0);
+      pic_syntax.push_back(0);
+      if (ps_bits.size() < pic_bits.size()) ps_bits.push_back(0);
+    }
+    pic_bits.back() += bits;
+    pic_syntax.back() += syntax_bits(nals[k]);
+  }
+  std::istringstream lines(r.stats);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    JsonValue v;
+    std::string err;
+    ASSERT_TRUE(parse_json(line, &v, &err)) << err;
+    if (v.find("summary")) continue;
+    ASSERT_LT(n, pic_bits.size());
+    EXPECT_EQ(v.number_or("bits", -1), pic_bits[n]) << "picture " << n;
+    EXPECT_EQ(v.number_or("param_set_bits", -1), ps_bits[n]) << "picture " << n;
+    const JsonValue* b = v.find("bit_use");
+    ASSERT_TRUE(b) << line;
+    double sum = 0;
+    for (const char* k : {"header", "mode", "motion", "cbp", "dquant", "coeff_y", "coeff_c"}) sum += b->number_or(k, -1e9);
+    EXPECT_EQ(sum, pic_syntax[n]) << "picture " << n << ": " << line;
+    double by_type = 0;
+    for (const JsonValue& t : b->find("motion_by_type")->array) by_type += t.number;
+    EXPECT_EQ(by_type, b->number_or("motion", -1)) << line;
+    if (v.string_or("type", "") == "P") EXPECT_GT(b->number_or("motion", 0), 0) << line;
+    else EXPECT_EQ(b->number_or("motion", -1), 0) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, pic_bits.size());
+}
+
+TEST(StatsFile, DatNameGivesJmTextAndALogDatRowPerRun) {
+  TempDir dir("stats_dat");
+  const LencodRun first = encode("stats.dat", {"QPISlice=30", "QPPSlice=30"}, dir);
+  EXPECT_EQ(first.stats.rfind(" -------------------------------------------------------------- \n"
+                              "  This file contains statistics for the last encoded sequence   \n", 0),
+            0u)
+      << first.stats;
+  EXPECT_NE(first.stats.find(" No.of coded pictures         :    3\n"), std::string::npos) << first.stats;
+  EXPECT_NE(first.stats.find(" Mode  1  (16x16)     |"), std::string::npos) << first.stats;
+  EXPECT_NE(first.stats.find(" average bits/frame   |"), std::string::npos) << first.stats;
+  EXPECT_EQ(first.stats.find('{'), std::string::npos) << "JSON in a .dat StatsFile";
+  const LencodRun second = encode("stats.dat", {"QPISlice=34", "QPPSlice=34"}, dir);
+  std::istringstream in(second.log);
+  std::string line;
+  std::vector<std::string> header, rows;
+  while (std::getline(in, line)) {
+    if (line.find("|     ver     |") == 0) header.push_back(line);
+    else if (line.rfind("|", 0) == 0 && line.find("Encoder statistics") == std::string::npos) rows.push_back(line);
+  }
+  ASSERT_EQ(header.size(), 1u) << second.log;
+  ASSERT_EQ(rows.size(), 2u) << second.log;
+  auto cells = [](const std::string& s) {
+    std::vector<std::string> c;
+    std::stringstream ss(s);
+    for (std::string f; std::getline(ss, f, '|');) c.push_back(f);
+    return c;
+  };
+  const std::vector<std::string> h = cells(header[0]);
+  for (const std::string& row : rows) {
+    const std::vector<std::string> c = cells(row);
+    ASSERT_EQ(c.size(), h.size()) << row;
+    EXPECT_EQ(c[1], std::string(version_release()) + "/gme264") << row;
+  }
+  EXPECT_EQ(cells(rows[0])[7].find("30"), 1u) << rows[0];  // QPI column
+  EXPECT_EQ(cells(rows[1])[7].find("34"), 1u) << rows[1];
+  // The console's JM lines: parameter sets apart (NVB) and the Ref column.
+  EXPECT_NE(second.console.find("Frm/Fld Ref  \n"), std::string::npos) << second.console;
+  EXPECT_NE(second.console.find("00000(NVB)"), std::string::npos) << second.console;
+}
+
+}  // namespace
+}  // namespace gme::conf
