@@ -269,6 +269,22 @@ bool same_mbinfo(const MbInfo& a, const MbInfo& b) {
   return true;
 }
 
+// The statistics by syntax element (JM's stats.dat: bit_use, MV bits per picture and macroblock type) must be exact
+// at every thread count, like the bits themselves.
+void expect_same_bit_use(const PictureResult& a, const PictureResult& b, const std::string& what) {
+  EXPECT_EQ(a.bits, b.bits) << what;
+  EXPECT_EQ(a.param_set_bits, b.param_set_bits) << what;
+  const PictureBitUse &x = a.bit_use, &y = b.bit_use;
+  EXPECT_EQ(x.header, y.header) << what << ": slice header bits";
+  EXPECT_EQ(x.mode, y.mode) << what << ": mode bits";
+  EXPECT_EQ(x.motion, y.motion) << what << ": motion bits";
+  EXPECT_EQ(x.cbp, y.cbp) << what << ": cbp bits";
+  EXPECT_EQ(x.dquant, y.dquant) << what << ": dquant bits";
+  EXPECT_EQ(x.coeff_y, y.coeff_y) << what << ": luma coefficient bits";
+  EXPECT_EQ(x.coeff_c, y.coeff_c) << what << ": chroma coefficient bits";
+  for (int t = 0; t < 9; ++t) EXPECT_EQ(x.motion_by_type[t], y.motion_by_type[t]) << what << ": motion bits of type " << t;
+}
+
 void expect_same_encode(const Encoded& one, const Encoded& many, const std::string& what) {
   ASSERT_EQ(one.results.size(), many.results.size()) << what;
   ASSERT_EQ(one.bytes, many.bytes) << what << ": the stream differs";
@@ -279,6 +295,7 @@ void expect_same_encode(const Encoded& one, const Encoded& many, const std::stri
       ASSERT_TRUE(same_mbinfo(one.mbs[i][m], many.mbs[i][m])) << what << ": picture " << i << " macroblock " << m;
     EXPECT_EQ(one.results[i].num_slices, many.results[i].num_slices) << what;
     for (int t = 0; t < 9; ++t) EXPECT_EQ(one.results[i].mb_counts[t], many.results[i].mb_counts[t]) << what;
+    expect_same_bit_use(one.results[i], many.results[i], what + ": picture " + std::to_string(i));
   }
 }
 
@@ -332,6 +349,13 @@ const EncodeCase kCases[] = {
     {"one_macroblock", 16, 16, 3, [](EncoderParams& p) { p.rd_optimization = 1; }},
     {"tall_narrow", 48, 176, 3, [](EncoderParams& p) { p.rd_optimization = 1; p.qp_i = p.qp_p = 40; }},
     {"wide_two_rows", 400, 32, 3, [](EncoderParams& p) { p.intra_period = 1; }},
+    // AdaptiveRounding chains the macroblocks (encoder/slice.h): the in-order loop at every thread count.
+    {"adaptive_rounding_rdo1", 208, 144, 4,
+     [](EncoderParams& p) { p.adaptive_rounding = true; p.adapt_rnd_chroma = true; p.rd_optimization = 1; p.num_ref_frames = 2; }},
+    {"adaptive_rounding_gpu_twin_byte_slices", 208, 144, 4,
+     [](EncoderParams& p) {
+       p.adaptive_rounding = true; p.adapt_rnd_period = 5; p.gpu_integer_me = 1; p.slice_mode = 2; p.slice_argument = 150;
+     }},
 };
 
 class ThreadedEncode : public ::testing::TestWithParam<EncodeCase> {};
@@ -471,6 +495,26 @@ TEST(Threads, MacroblockOrderByConfiguration) {
   p.slice_mode = 2;
   EXPECT_FALSE(macroblocks_chain_in_order(p));
   EXPECT_STREQ(macroblock_order_name(p), "wavefront, speculative slices");
+  p.adaptive_rounding = true;  // each macroblock's offsets depend on the updates of all before it
+  EXPECT_TRUE(macroblocks_chain_in_order(p));
+  EXPECT_STREQ(macroblock_order_name(p), "in order");
+  p.slice_mode = 0;
+  EXPECT_TRUE(macroblocks_chain_in_order(p));
+  EXPECT_EQ(macroblocks_chain_in_order(p), RoundingState(rounding_config(p)).chains_macroblocks());
+}
+
+// The wavefront would code AdaptiveRounding's macroblocks with offsets that miss the updates of macroblocks on other
+// rows: were such an encode not routed to the in-order loop, it would differ from it. The in-order loop's bytes
+// must also differ from the same encode without AdaptiveRounding, or the cases above would test nothing.
+TEST(Threads, AdaptiveRoundingRunsInOrderAtEveryThreadCount) {
+  EncoderParams p = base(208, 144, 3);
+  p.adaptive_rounding = true;
+  const Encoded reference = encode(p, 1, true);
+  for (int threads : {1, 4})
+    expect_same_encode(reference, encode(p, threads), "AdaptiveRounding at " + std::to_string(threads) + " threads");
+  EncoderParams fixed = p;
+  fixed.adaptive_rounding = false;
+  EXPECT_NE(encode(fixed, 1, true).bytes, reference.bytes) << "AdaptiveRounding changed nothing in this encode";
 }
 
 }  // namespace
