@@ -3,7 +3,8 @@
 // parameters, and the stream, the reconstruction and the text stats.dat must have the SHA-256 of JM 19.0's own
 // outputs for the same command. The hashes come from JM (tools/jm_golden.sh, run against a JM 19.0 build), never
 // from gme264. The one header difference gme264 keeps on purpose, the SPS's constraint_set0/1 flags (doc/RD.md), is
-// cleared before hashing the stream; stats.dat is hashed without its " Sequence" line (the input's name).
+// cleared before hashing the stream; stats.dat is hashed without its " Sequence" line (the input's name). Every row
+// runs again at Threads = 4 (doc/THREADS.md): the same outputs, stats.dat's bit counts by syntax element included.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,9 +28,14 @@ struct JmRow {
   std::vector<std::string> params;
   std::string stream_sha256, recon_sha256, stats_sha256;
   int line = 0;
+  int threads = 1;  // lencod's Threads (1: the cfg's)
 };
 
-std::ostream& operator<<(std::ostream& os, const JmRow& r) { return os << kTable << ":" << r.line << " " << r.name; }
+std::ostream& operator<<(std::ostream& os, const JmRow& r) {
+  os << kTable << ":" << r.line << " " << r.name;
+  if (r.threads != 1) os << " at " << r.threads << " threads";
+  return os;
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -68,6 +74,12 @@ std::vector<JmRow> load_table() {
     r.stats_sha256 = cols[6];
     rows.push_back(r);
   }
+  return rows;
+}
+
+std::vector<JmRow> load_table_at(int threads) {
+  std::vector<JmRow> rows = load_table();
+  for (JmRow& r : rows) r.threads = threads;
   return rows;
 }
 
@@ -117,6 +129,7 @@ TEST_P(JmGolden, StreamReconAndStatsAreJm19s) {
   p("ReconFile=rec.yuv");
   p("StatsFile=stats.dat");
   for (const std::string& kv : r.params) p(kv);
+  if (r.threads != 1) p("Threads=" + std::to_string(r.threads));
   const CommandResult run = run_command(cmd);
   ASSERT_EQ(run.status, 0) << r << "\n  " << cmd << "\n" << run.output;
   std::vector<uint8_t> stream, recon, stats;
@@ -140,6 +153,8 @@ TEST_P(JmGolden, StreamReconAndStatsAreJm19s) {
 
 INSTANTIATE_TEST_SUITE_P(Jm19, JmGolden, ::testing::ValuesIn(load_table()),
                          [](const ::testing::TestParamInfo<JmRow>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Jm19Threads, JmGolden, ::testing::ValuesIn(load_table_at(4)),
+                         [](const ::testing::TestParamInfo<JmRow>& i) { return i.param.name + "_threads4"; });
 
 }  // namespace
 }  // namespace gme::conf

@@ -62,8 +62,9 @@ struct LencodRun {
   std::string stats, log, console;
 };
 
-LencodRun encode(const std::string& stats_name, const std::vector<std::string>& params, TempDir& dir, int frames = 3) {
-  const Clip clip = clip_from_spec("synth:176x144", frames);
+LencodRun encode(const std::string& stats_name, const std::vector<std::string>& params, TempDir& dir, int frames = 3,
+                 const std::string& clip_spec = "synth:176x144") {
+  const Clip clip = clip_from_spec(clip_spec, frames);
   LencodRun r;
   if (clip.file.empty()) return r;
   char cwd[4096];
@@ -139,6 +140,73 @@ TEST(StatsFile, JsonBitsAddUpToTheStream) {
     ++n;
   }
   EXPECT_EQ(n, pic_bits.size());
+}
+
+// The value of `key` in a JSON line as text ("" when absent): objects and arrays compared as written.
+std::string json_member_text(const std::string& line, const std::string& key) {
+  const std::string tag = "\"" + key + "\":";
+  const size_t at = line.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t start = at + tag.size();
+  int depth = 0;
+  size_t i = start;
+  for (; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (depth == 0) break;  // the end of the enclosing object
+      if (--depth == 0) return line.substr(start, i + 1 - start);
+    } else if (ch == ',' && depth == 0) {
+      break;
+    }
+  }
+  return line.substr(start, i - start);
+}
+
+// The bits by syntax element (JM's stats.dat categories, MV bits per macroblock type) are counted per macroblock by
+// the workers and added up in coding order: the same at 1 and 4 threads, picture by picture and in the summary, in
+// the cases that need care - SliceMode 2 (a slice that ends on a macroblock that did not fit leaves its closing
+// mb_skip_run out), I_PCM (its alignment bits are the slice's), skip runs across rows (RDOptimization 1).
+TEST(StatsFile, BitUseIsTheSameAtEveryThreadCount) {
+  struct Case {
+    const char* clip;
+    std::vector<std::string> params;
+  };
+  const Case cases[] = {
+      {"synth:176x144", {"SliceMode=2", "SliceArgument=90", "RDOptimization=1", "QPISlice=36", "QPPSlice=36"}},
+      {"synth:176x144:noise", {"EnableIPCM=1", "RDOptimization=1", "QPISlice=2", "QPPSlice=2", "SliceMode=1",
+                               "SliceArgument=7"}},
+      {"synth:176x144:noise", {"EnableIPCM=1", "RDOptimization=1", "QPISlice=2", "QPPSlice=2", "SliceMode=2",
+                               "SliceArgument=900"}},
+      {"synth:176x144", {"IntraPeriod=3", "NumberReferenceFrames=2", "GPUIntegerME=1"}},
+  };
+  for (const Case& c : cases) {
+    std::string what = c.clip;
+    for (const std::string& kv : c.params) what += " " + kv;
+    std::vector<std::string> lines[2];
+    for (int k = 0; k < 2; ++k) {
+      TempDir dir("stats_threads");
+      std::vector<std::string> params = c.params;
+      params.push_back(k == 0 ? "Threads=1" : "Threads=4");
+      const LencodRun r = encode("stats.jsonl", params, dir, 4, c.clip);
+      ASSERT_FALSE(r.stream.empty()) << what;
+      std::istringstream in(r.stats);
+      for (std::string line; std::getline(in, line);) lines[k].push_back(line);
+      ASSERT_FALSE(lines[k].empty()) << what;
+      const std::string order = json_member_text(lines[k].back(), "macroblock_order");
+      EXPECT_EQ(order.rfind("\"wavefront", 0), 0u) << what << ": " << order;
+    }
+    ASSERT_EQ(lines[0].size(), lines[1].size()) << what;
+    for (size_t n = 0; n < lines[0].size(); ++n) {
+      for (const char* key : {"bit_use", "bits", "param_set_bits", "mb_counts", "total_bits", "bits_i", "bits_p"}) {
+        EXPECT_EQ(json_member_text(lines[0][n], key), json_member_text(lines[1][n], key))
+            << what << ": line " << n << " key " << key;
+      }
+    }
+    EXPECT_NE(json_member_text(lines[0][0], "bit_use"), "") << what << ": no bit_use\n" << lines[0][0];
+    EXPECT_NE(json_member_text(lines[0].back(), "bit_use"), "") << what << ": no bit_use in the summary";
+  }
 }
 
 TEST(StatsFile, DatNameGivesJmTextAndALogDatRowPerRun) {
