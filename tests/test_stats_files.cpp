@@ -88,17 +88,15 @@ LencodRun encode(const std::string& stats_name, const std::vector<std::string>& 
   return r;
 }
 
-TEST(StatsFile, JsonBitsAddUpToTheStream) {
-  TempDir dir("stats_json");
-  // P pictures with skipped macroblocks, several slices (each with its own mb_skip_run at the end), an I picture.
-  const LencodRun r = encode("stats.jsonl", {"SliceMode=1", "SliceArgument=20", "IntraPeriod=3", "QPISlice=30",
-                                       "QPPSlice=32", "NumberReferenceFrames=2"},
-                       dir, 4);
-  ASSERT_FALSE(r.stream.empty());
-  std::vector<int> sc;
-  const std::vector<std::vector<uint8_t>> nals = nal_units(r.stream, &sc);
-  // Per picture (in order): parameter-set bits, slice NAL bits, syntax bits of its slices.
+// Per picture of a stream (in order): parameter-set bits, slice NAL bits, syntax bits of its slices.
+struct PictureBits {
   std::vector<int64_t> ps_bits, pic_bits, pic_syntax;
+};
+PictureBits picture_bits(const std::vector<uint8_t>& stream) {
+  std::vector<int> sc;
+  const std::vector<std::vector<uint8_t>> nals = nal_units(stream, &sc);
+  PictureBits out;
+  std::vector<int64_t>&ps_bits = out.ps_bits, &pic_bits = out.pic_bits, &pic_syntax = out.pic_syntax;
   for (size_t k = 0; k < nals.size(); ++k) {
     const int type = nals[k][0] & 0x1F;
     const int64_t bits = static_cast<int64_t>(nals[k].size() + sc[k]) * 8;
@@ -116,6 +114,25 @@ TEST(StatsFile, JsonBitsAddUpToTheStream) {
     pic_bits.back() += bits;
     pic_syntax.back() += syntax_bits(nals[k]);
   }
+  return out;
+}
+
+// The sum of a bit_use object's categories.
+double bit_use_sum(const JsonValue& b) {
+  double sum = 0;
+  for (const char* k : {"header", "mode", "motion", "cbp", "dquant", "coeff_y", "coeff_c"}) sum += b.number_or(k, -1e9);
+  return sum;
+}
+
+TEST(StatsFile, JsonBitsAddUpToTheStream) {
+  TempDir dir("stats_json");
+  // P pictures with skipped macroblocks, several slices (each with its own mb_skip_run at the end), an I picture.
+  const LencodRun r = encode("stats.jsonl", {"SliceMode=1", "SliceArgument=20", "IntraPeriod=3", "QPISlice=30",
+                                       "QPPSlice=32", "NumberReferenceFrames=2"},
+                       dir, 4);
+  ASSERT_FALSE(r.stream.empty());
+  const PictureBits pb = picture_bits(r.stream);
+  const std::vector<int64_t>&ps_bits = pb.ps_bits, &pic_bits = pb.pic_bits, &pic_syntax = pb.pic_syntax;
   std::istringstream lines(r.stats);
   std::string line;
   size_t n = 0;
@@ -129,9 +146,7 @@ TEST(StatsFile, JsonBitsAddUpToTheStream) {
     EXPECT_EQ(v.number_or("param_set_bits", -1), ps_bits[n]) << "picture " << n;
     const JsonValue* b = v.find("bit_use");
     ASSERT_TRUE(b) << line;
-    double sum = 0;
-    for (const char* k : {"header", "mode", "motion", "cbp", "dquant", "coeff_y", "coeff_c"}) sum += b->number_or(k, -1e9);
-    EXPECT_EQ(sum, pic_syntax[n]) << "picture " << n << ": " << line;
+    EXPECT_EQ(bit_use_sum(*b), pic_syntax[n]) << "picture " << n << ": " << line;
     double by_type = 0;
     for (const JsonValue& t : b->find("motion_by_type")->array) by_type += t.number;
     EXPECT_EQ(by_type, b->number_or("motion", -1)) << line;
@@ -167,7 +182,9 @@ std::string json_member_text(const std::string& line, const std::string& key) {
 // The bits by syntax element (JM's stats.dat categories, MV bits per macroblock type) are counted per macroblock by
 // the workers and added up in coding order: the same at 1 and 4 threads, picture by picture and in the summary, in
 // the cases that need care - SliceMode 2 (a slice that ends on a macroblock that did not fit leaves its closing
-// mb_skip_run out), I_PCM (its alignment bits are the slice's), skip runs across rows (RDOptimization 1).
+// mb_skip_run out), I_PCM (its alignment bits are the slice's), skip runs across rows (RDOptimization 1). lencod runs
+// the wavefront at both counts, so where every bit is in a category (not SliceMode 2) the categories must also add up
+// to the stream's syntax bits; tests/test_threads.cpp compares each category with the in-order loop's.
 TEST(StatsFile, BitUseIsTheSameAtEveryThreadCount) {
   struct Case {
     const char* clip;
@@ -196,6 +213,19 @@ TEST(StatsFile, BitUseIsTheSameAtEveryThreadCount) {
       ASSERT_FALSE(lines[k].empty()) << what;
       const std::string order = json_member_text(lines[k].back(), "macroblock_order");
       EXPECT_EQ(order.rfind("\"wavefront", 0), 0u) << what << ": " << order;
+      bool byte_slices = false;
+      for (const std::string& kv : c.params) byte_slices |= kv == "SliceMode=2";
+      if (byte_slices) continue;
+      const PictureBits pb = picture_bits(r.stream);
+      ASSERT_EQ(pb.pic_syntax.size() + 1, lines[k].size()) << what;
+      for (size_t n = 0; n < pb.pic_syntax.size(); ++n) {
+        JsonValue v;
+        std::string err;
+        ASSERT_TRUE(parse_json(lines[k][n], &v, &err)) << err;
+        const JsonValue* b = v.find("bit_use");
+        ASSERT_TRUE(b) << lines[k][n];
+        EXPECT_EQ(bit_use_sum(*b), pb.pic_syntax[n]) << what << " at " << params.back() << ": picture " << n;
+      }
     }
     ASSERT_EQ(lines[0].size(), lines[1].size()) << what;
     for (size_t n = 0; n < lines[0].size(); ++n) {
