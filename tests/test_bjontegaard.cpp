@@ -570,7 +570,7 @@ TEST(BdrateCli, DegenerateFitWarnsAndFailsUnderStrict) {
 
 TEST(BdrateCli, GnuLongOptionsVersionAndReasons) {
   if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
-  const RefCurves& c = curves("x265_presets");
+  const RefCurves c = curves("x265_presets");
   const std::string a = curve_csv("x_a.csv", anchor_of(c)), t = curve_csv("x_t.csv", test_of(c));
   const BdrateRun eq = run_bdrate("--component=Y " + a + " " + t), sp = run_bdrate("--component Y " + a + " " + t);
   EXPECT_EQ(eq.status, 0) << eq.err;

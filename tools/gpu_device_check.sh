@@ -63,9 +63,9 @@ gpu_filter='GpuMe*:GpuSubpel*:*Golden*'
 if want build; then
   stamp "1. build (default CUDA_ARCH)"
   a=$(date +%s)
-  make -j"$jobs" CUDA=1 WERROR=1 build/gpu/me_cuda.cu.o >>"$out/build.log" 2>&1; rc1=$?
+  make -j"$jobs" CUDA=1 WERROR=${WERROR:-1} build/gpu/me_cuda.cu.o >>"$out/build.log" 2>&1; rc1=$?
   nvcc_s=$(secs "$a")
-  make -j"$jobs" CUDA=1 WERROR=1 all >>"$out/build.log" 2>&1; rc2=$?
+  make -j"$jobs" CUDA=1 WERROR=${WERROR:-1} all >>"$out/build.log" 2>&1; rc2=$?
   note "build (fat binary): rc $rc1/$rc2, gpu/me_cuda.cu ${nvcc_s} s, whole build $(secs "$a") s on $jobs cores"
   { echo "== cuobjdump --list-elf bin/lencod"; cuobjdump --list-elf bin/lencod;
     echo "== cuobjdump --list-ptx bin/lencod"; cuobjdump --list-ptx bin/lencod; } >"$out/cuobjdump.txt" 2>&1
@@ -75,7 +75,7 @@ fi
 # The two other builds go in the background while the tests run (the tests are not timed).
 prebuilt=0
 if want ptx; then
-  ( make -j"$jobs" CUDA=1 WERROR=1 CUDA_ARCH=80 CUDA_PTX_ONLY=1 BUILD=build-ptx80 BIN=bin-ptx80 all \
+  ( make -j"$jobs" CUDA=1 WERROR=${WERROR:-1} CUDA_ARCH=80 CUDA_PTX_ONLY=1 BUILD=build-ptx80 BIN=bin-ptx80 all \
       >"$tmp/build_ptx80.log" 2>&1; echo "rc $?" >>"$tmp/build_ptx80.log" ) &
   ptx_pid=$!
   ptx_start=$(date +%s)
