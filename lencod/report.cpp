@@ -7,6 +7,7 @@
 #include "common/output_file.h"
 #include "common/plane_ssd.h"
 #include "common/text_fields.h"
+#include "common/version.h"
 
 namespace gme {
 namespace {
@@ -20,6 +21,13 @@ std::string jnum(double v, int decimals) {
 }
 
 const char* type_name(SliceType t) { return t == SliceType::I ? "I" : "P"; }
+
+// The GPU the integer search ran on ("gpu: cuda:NVIDIA H100 80GB HBM3" -> its name), as JSON; null without one.
+std::string gpu_json(const std::string& integer_me_path) {
+  const std::string prefix = "gpu: cuda:";
+  if (integer_me_path.rfind(prefix, 0) != 0) return "null";
+  return json_string(integer_me_path.substr(prefix.size()));
+}
 
 }  // namespace
 
@@ -207,6 +215,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"pictures_encoded_ahead\":" + std::to_string(ahead_) + ",\"qp_i\":" + std::to_string(p_.qp_i) +
                     ",\"qp_p\":" + std::to_string(p_.qp_p) +
                     ",\"integer_me_path\":" + json_string(integer_me_path) +
+                    ",\"version\":" + json_string(version_string()) + ",\"cpu\":" + json_string(cpu_description()) +
+                    ",\"gpu\":" + gpu_json(integer_me_path) +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +
                     ",\"height\":" + std::to_string(p_.source_height) +

@@ -189,7 +189,7 @@ TEST_F(CliErrors, ShortGzipInputDiscoveredWhileEncoding) {
 // The positive counterpart: on success all three outputs exist under their names, complete, no temporary file.
 // Needs a working encoder.
 TEST_F(CliErrors, SuccessCommitsEveryOutput) {
-  write_bytes(dir.file("in.yuv"), clip_bytes(48, 32, 3));
+  write_bytes(dir.file("in.yuv"), clip_bytes(40, 30, 3));
   const LencodRun r = run_lencod(
       dir, logs, std::string("-p InputFile=in.yuv -p SourceWidth=40 -p SourceHeight=30 -p FramesToBeEncoded=2 "
                              "-p FrameSkip=0 -p StartFrame=0") + kOutputs);

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/deblock.h"
@@ -22,6 +23,7 @@
 #include "common/mc.h"
 #include "common/pixel.h"
 #include "common/copy_rows.h"
+#include "common/version.h"
 #include "common/plane_ssd.h"
 #include "me/me_sources.h"
 #include "me/motion_search.h"
@@ -131,6 +133,10 @@ double mpix_per_s(F f, int pixels_per_call) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--version") {
+    std::printf("bench_me %s\n", version_string().c_str());
+    return 0;
+  }
   const int pictures = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const int w = 640, h = 480, sr = 32;
   Plane ref, cur;
