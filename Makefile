@@ -10,11 +10,19 @@
 #   WERROR=1        warnings are errors (the project's CI and developers; .ci/run sets it). Off by default so a
 #                   newer compiler's new warning does not stop a user's build.
 #   CXXFLAGS        the user's flags (default -O2), added after the project's own, e.g.
-#                   make CXXFLAGS="-O1 -g -fsanitize=address" BUILD=build-asan
+#                   make CXXFLAGS="-O1 -g -fsanitize=address" BUILD=build-asan BIN=bin-asan
+#   BUILD, BIN      where objects (default build) and programs (default bin) go.
+#
+# Checks in their own BUILD/BIN folders (CUDA=0: the CPU twin stands in; doc/CHECKS.md):
+#   make sanitize   ASan + UBSan build (bin-asan/), then the unit tests and a few encodes under it
+#   make tsan       TSan build (bin-tsan/), then the tests of threaded code under it
+#   make fuzz       libFuzzer harnesses (tests/fuzz/, clang++) into bin-fuzz/
+#   make fuzz-run   each fuzzer for FUZZ_SECONDS (default 60) from its seed corpus in tests/fuzz/corpus/
 
 CXX      ?= g++
 CXXFLAGS ?= -O2
 BUILD    ?= build
+BIN      ?= bin
 WERROR   ?= 0
 CUDA     ?= auto
 CUDA_ARCH ?= 90
@@ -74,14 +82,14 @@ LIB_DIRS  := common me encoder gpu lencod rd
 LIB_SRCS  := $(filter-out %_main.cpp $(ABSENT),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cpp)))
 MAIN_SRCS := $(wildcard */*_main.cpp)
 TEST_SRCS := $(wildcard tests/*.cpp)
-PROGRAMS  := $(patsubst %_main.cpp,bin/%,$(notdir $(MAIN_SRCS)))
+PROGRAMS  := $(patsubst %_main.cpp,$(BIN)/%,$(notdir $(MAIN_SRCS)))
 
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test bench bench-gpu conformance-full clean note
-all: note $(PROGRAMS) bin/gme_tests
+.PHONY: all test bench bench-gpu conformance-full clean note sanitize tsan fuzz fuzzers fuzz-run
+all: note $(PROGRAMS) $(BIN)/gme_tests
 
 note:
 	@echo "$(GPU_NOTE)"
@@ -102,16 +110,16 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# bin/NAME from */NAME_main.cpp, whichever folder holds it.
+# $(BIN)/NAME from */NAME_main.cpp, whichever folder holds it.
 define program_rule
-bin/%: $(BUILD)/$(1)/%_main.o $(LIB)
-	@mkdir -p bin
+$(BIN)/%: $(BUILD)/$(1)/%_main.o $(LIB)
+	@mkdir -p $(BIN)
 	$$(CXX) $$(CXXFLAGS) $$(filter %.o %.a,$$^) -o $$@ $$(ALL_LDLIBS)
 endef
 $(foreach d,$(sort $(dir $(MAIN_SRCS))),$(eval $(call program_rule,$(d:/=))))
 
-bin/gme_tests: $(TEST_OBJS) $(LIB)
-	@mkdir -p bin
+$(BIN)/gme_tests: $(TEST_OBJS) $(LIB)
+	@mkdir -p $(BIN)
 	$(CXX) $(CXXFLAGS) $^ -o $@ -lgtest -lgtest_main $(ALL_LDLIBS)
 
 # The suite; tests that need a program find it in bin/ (they are built first).
@@ -129,8 +137,37 @@ bench-gpu: all
 conformance-full: all
 	GME_CONFORMANCE_FULL=1 tests/run_tests.sh --gtest_filter='Conformance*'
 
-clean:
-	rm -rf $(BUILD) bin
+# ---- Sanitizers and fuzzing, each in its own BUILD/BIN folders (so they never mix with the normal build).
+SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -O1 -g -fsanitize=thread
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.cpp)
+FUZZERS    := $(patsubst tests/fuzz/%.cpp,$(BIN)/%,$(FUZZ_SRCS))
 
--include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o))
+sanitize:
+	$(MAKE) all BUILD=build-asan BIN=bin-asan CUDA=0 CXXFLAGS="$(SAN_FLAGS)"
+	tools/sanitize.sh bin-asan
+
+tsan:
+	$(MAKE) all BUILD=build-tsan BIN=bin-tsan CUDA=0 CXXFLAGS="$(TSAN_FLAGS)"
+	tools/sanitize.sh bin-tsan
+
+# clang's warnings are not the project's gcc-clean set (WERROR=1 applies to the gcc builds), so they stay warnings.
+fuzz:
+	$(MAKE) fuzzers BUILD=build-fuzz BIN=bin-fuzz CUDA=0 WERROR=0 CXX=clang++ CXXFLAGS="$(FUZZ_FLAGS)"
+
+fuzzers: $(FUZZERS)
+
+$(BIN)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIB)
+	@mkdir -p $(BIN)
+	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $^ -o $@ $(ALL_LDLIBS)
+
+fuzz-run: fuzz
+	tools/fuzz.sh bin-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) bin build-asan bin-asan build-tsan bin-tsan build-fuzz bin-fuzz
+
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o) $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o))
 .SECONDARY:

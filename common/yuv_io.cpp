@@ -194,6 +194,20 @@ class GzipSource : public ByteSource {
   gzFile gz_;
 };
 
+// Reads n bytes into buf, growing it as the bytes arrive: a stream that ends early (a pipe whose y4m header
+// promises a 16384x16384 picture) never costs more memory than it delivered. Returns the bytes read.
+size_t read_growing(ByteSource& src, std::vector<uint8_t>& buf, size_t n) {
+  size_t have = 0;
+  while (have < n) {
+    const size_t want = std::min(n, std::max<size_t>(2 * have, size_t{1} << 20));
+    if (buf.size() < want) buf.resize(want);
+    const size_t got = src.read(buf.data() + have, want - have);
+    have += got;
+    if (have < want) break;
+  }
+  return have;
+}
+
 std::string thousands(int64_t v) {
   std::string digits = std::to_string(v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -259,9 +273,7 @@ class RawReader : public FrameReader {
     const int64_t target = header_ + index * fb_;
     if (src_->position() < target && src_->skip(target - src_->position()) < target - src_->position())
       return at_end();
-    buf_.resize(static_cast<size_t>(fb_));
-    const size_t got = src_->read(buf_.data(), buf_.size());
-    if (got != buf_.size()) return at_end();
+    if (read_growing(*src_, buf_, static_cast<size_t>(fb_)) != static_cast<size_t>(fb_)) return at_end();
     next_ = index + 1;
     alloc_frame_for(f, width_, height_);
     unpack(buf_.data(), f);
@@ -367,9 +379,8 @@ class Y4mReader : public FrameReader {
     if (!read_frame_header()) return false;
     // A file says up front whether the frame is whole, before the (possibly large) buffer is allocated.
     if (src_->size() >= 0 && src_->size() - src_->position() < fb_) truncated(src_->size() - src_->position());
-    buf_.resize(static_cast<size_t>(fb_));
-    const size_t got = src_->read(buf_.data(), buf_.size());
-    if (got != buf_.size()) truncated(static_cast<int64_t>(got));
+    const size_t got = read_growing(*src_, buf_, static_cast<size_t>(fb_));
+    if (got != static_cast<size_t>(fb_)) truncated(static_cast<int64_t>(got));
     ++next_;
     alloc_frame_for(f, width_, height_);
     unpack(buf_.data(), f);

@@ -5,7 +5,7 @@
 namespace gme {
 
 std::unique_ptr<GpuPictureSearch> create_cuda_search(int /*device*/, std::string* why) {
-  if (why) *why = "built without CUDA (no GPU search in this build)";
+  if (why) *why = "built without CUDA";
   return nullptr;
 }
 
