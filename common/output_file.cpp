@@ -148,7 +148,11 @@ OutputFile::OutputFile(const std::string& path, const std::string& what, Temp te
       fd_ = open(path.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0) fail("cannot write", errno);
       f_ = fdopen(fd_, "wb");
-      if (!f_) fail("cannot write", errno);
+      if (!f_) {
+        const int err = errno;
+        close(fd_);
+        fail("cannot write", err);
+      }
       return;
     }
     // As cp: an existing file the user may not write is not replaced, even though the folder would allow it.
@@ -172,7 +176,13 @@ OutputFile::OutputFile(const std::string& path, const std::string& what, Temp te
   if (!unnamed_) open_named_temp(mode);
   if (mode_ >= 0) fchmod(fd_, static_cast<mode_t>(mode_));  // the replaced file's permissions, not the umask's
   f_ = fdopen(fd_, "wb");
-  if (!f_) fail("cannot write", errno);
+  if (!f_) {  // the destructor does not run for a constructor that throws: clean up here
+    const int err = errno;
+    close(fd_);
+    if (!temp_.empty()) unlink(temp_.c_str());
+    forget_temp();
+    fail("cannot write", err);
+  }
 }
 
 void OutputFile::open_named_temp(int mode) {

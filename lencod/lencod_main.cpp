@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -54,6 +55,18 @@ std::string shorter_input_message(const EncoderParams& p, int64_t found) {
          std::to_string(needed) + " frames";
 }
 
+// The name a file has or would have, with its folder resolved ("./o.264" and "o.264" are one file, existing or
+// not); the name as given when the folder does not exist (opening it fails later, with a clear message).
+std::string canonical_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  char* real = realpath(dir.c_str(), nullptr);
+  if (!real) return path;
+  const std::string name = std::string(real) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::free(real);
+  return name;
+}
+
 void check_distinct_files(const EncoderParams& p) {
   struct Named { const char* key; const std::string* name; };
   const Named files[] = {{"InputFile", &p.input_file}, {"OutputFile", &p.output_file},
@@ -63,13 +76,13 @@ void check_distinct_files(const EncoderParams& p) {
       const std::string& a = *files[i].name;
       const std::string& b = *files[j].name;
       if (a.empty() || b.empty() || is_stdin_name(a) || is_stdin_name(b)) continue;
-      // Two names of one existing regular file ("a.yuv" and "./a.yuv"), or one new file twice. Devices may be
+      // Two names of one existing regular file ("a.yuv" and "./a.yuv"), or of one new file. Devices may be
       // named twice (ReconFile = StatsFile = /dev/null).
       struct stat sa, sb;
       const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
       const bool same = a_exists && b_exists
                             ? S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-                            : a == b;
+                            : canonical_name(a) == canonical_name(b);
       if (same)
         fail(std::string(files[i].key) + " '" + a + "' and " + files[j].key + " '" + b +
              "' name the same file: expected different files");

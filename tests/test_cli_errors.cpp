@@ -160,6 +160,8 @@ TEST_F(CliErrors, BadValuesAndArguments) {
   expect_clean_failure(r, dir, in, {"--frames"});
   r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=same.out -p ReconFile=same.out");
   expect_clean_failure(r, dir, in, {"OutputFile", "ReconFile", "same.out"});
+  r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=new.264 -p ReconFile=./new.264");  // one new file
+  expect_clean_failure(r, dir, in, {"OutputFile", "ReconFile", "./new.264"});
   r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=./in.yuv");  // would overwrite the input
   expect_clean_failure(r, dir, in, {"InputFile", "OutputFile", "./in.yuv"});
   EXPECT_EQ(conf::file_exists(dir.file("in.yuv")), true);
