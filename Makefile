@@ -15,7 +15,14 @@
 #   WERROR=1        warnings are errors (the project's CI and developers; .ci/run sets it). Off by default so a
 #                   newer compiler's new warning does not stop a user's build.
 #   CXXFLAGS        the user's flags (default -O2), added after the project's own, e.g.
-#                   make CXXFLAGS="-O1 -g -fsanitize=address" BUILD=build-asan
+#                   make CXXFLAGS="-O1 -g -fsanitize=address" BUILD=build-asan BIN=bin-asan
+#   BUILD, BIN      where objects (default build) and programs (default bin) go.
+#
+# Checks in their own BUILD/BIN folders (CUDA=0: the CPU twin stands in; doc/CHECKS.md):
+#   make sanitize   ASan + UBSan build (bin-asan/), then the unit tests and a few encodes under it
+#   make tsan       TSan build (bin-tsan/), then a few encodes and the tests of threaded code (TSAN_FILTER) under it
+#   make fuzz       libFuzzer harnesses (tests/fuzz/, clang++) into bin-fuzz/
+#   make fuzz-run   each fuzzer for FUZZ_SECONDS (default 60) from its seed corpus in tests/fuzz/corpus/
 
 CXX      ?= g++
 CXXFLAGS ?= -O2
@@ -95,7 +102,7 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 LIB       := $(BUILD)/libgme.a
 
-.PHONY: all test test-slurm bench bench-gpu bench-threads conformance-full clean note
+.PHONY: all test test-slurm bench bench-gpu bench-threads conformance-full clean note sanitize tsan fuzz fuzzers fuzz-run
 all: note $(PROGRAMS) $(BIN)/gme_tests $(BIN)/libfake_nvml.so
 
 note:
@@ -158,10 +165,43 @@ bench-threads: all
 conformance-full: all
 	GME_CONFORMANCE_FULL=1 tests/run_tests.sh --gtest_filter='Conformance*'
 
-clean:
-	rm -rf $(BUILD) $(BIN)
+# ---- Sanitizers and fuzzing, each in its own BUILD/BIN folders (so they never mix with the normal build).
+SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS := -O1 -g -fsanitize=thread
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
+# The tests of threaded code (the GPU start-up thread, encode-ahead, the encoder's loops through the golden streams,
+# pipes); TSAN_FILTER='*' runs the whole suite (about 20 minutes on 2 cores). The signal tests stay out:
+# ThreadSanitizer defers asynchronous signal handlers, which is not what they check.
+TSAN_FILTER ?= EncodeAhead*:GpuMe*:*gpu*:Streams/Golden*:CliRobust*:YuvIo.Pipe*
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.cpp)
+FUZZERS    := $(patsubst tests/fuzz/%.cpp,$(BIN)/%,$(FUZZ_SRCS))
 
--include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o))
+sanitize:
+	$(MAKE) all BUILD=build-asan BIN=bin-asan CUDA=0 CXXFLAGS="$(SAN_FLAGS)"
+	tools/sanitize.sh bin-asan
+
+tsan:
+	$(MAKE) all BUILD=build-tsan BIN=bin-tsan CUDA=0 CXXFLAGS="$(TSAN_FLAGS)"
+	tools/sanitize.sh bin-tsan --gtest_filter='$(TSAN_FILTER)'
+
+# clang's warnings are not the project's gcc-clean set (WERROR=1 applies to the gcc builds), so they stay warnings.
+fuzz:
+	$(MAKE) fuzzers BUILD=build-fuzz BIN=bin-fuzz CUDA=0 WERROR=0 CXX=clang++ CXXFLAGS="$(FUZZ_FLAGS)"
+
+fuzzers: $(FUZZERS)
+
+$(BIN)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIB)
+	@mkdir -p $(BIN)
+	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $^ -o $@ $(ALL_LDLIBS)
+
+fuzz-run: fuzz
+	tools/fuzz.sh bin-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(BIN) build-asan bin-asan build-tsan bin-tsan build-fuzz bin-fuzz
+
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(TEST_OBJS) $(MAIN_SRCS:%.cpp=$(BUILD)/%.o) $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o))
 .SECONDARY:
 
 # doc/PERFORMANCE.md: rerun the benchmarks behind its sections and replace each section with what the benchmark

@@ -1,10 +1,13 @@
 #include "common/yuv_io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,10 +25,13 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
+std::string system_error(int err) { return std::strerror(err); }
+
 void check_size(const std::string& path, int w, int h, const char* source) {
-  if (w <= 0 || h <= 0 || w % 2 || h % 2)
+  if (w < 2 || h < 2 || w > kMaxPictureSide || h > kMaxPictureSide || w % 2 || h % 2)
     fail("input '" + path + "': size " + std::to_string(w) + "x" + std::to_string(h) + " (" + source +
-         ") is not supported: expected even width and height > 0 (4:2:0)");
+         ") is not supported: expected even width and height in [2, " + std::to_string(kMaxPictureSide) +
+         "] (4:2:0)");
 }
 
 int64_t frame_bytes(int w, int h) { return static_cast<int64_t>(w) * h + 2 * static_cast<int64_t>(w / 2) * (h / 2); }
@@ -39,122 +45,281 @@ void unpack(const uint8_t* src, Frame& f) {
   pad_to_coded_size(f);
 }
 
-class RawReader : public FrameReader {
+// ---- Byte sources: a file (seekable or not) or a gzip stream, read front to back.
+
+class ByteSource {
  public:
-  RawReader(const std::string& path, int w, int h, int header) : header_(header) {
-    path_ = path;
-    format_ = InputFormat::Raw;
-    check_size(path, w, h, "SourceWidth x SourceHeight");
-    width_ = w;
-    height_ = h;
-    f_ = std::fopen(path.c_str(), "rb");
-    if (!f_) fail("cannot open input file '" + path + "' (InputFile): " + std::strerror(errno));
-    buf_.resize(frame_bytes(w, h));
-  }
-  ~RawReader() override { std::fclose(f_); }
+  virtual ~ByteSource() = default;
+  // Up to n bytes; fewer only at the end of the input. Throws on a read error.
+  virtual size_t read(void* dst, size_t n) = 0;
+  // The next byte, or EOF.
+  virtual int get() = 0;
+  // Skips up to n bytes; returns how many were skipped (fewer only at the end).
+  virtual int64_t skip(int64_t n) = 0;
+  // Bytes consumed so far.
+  int64_t position() const { return pos_; }
+  // Total size in bytes, or -1 when it cannot be known before the end (pipes, gzip).
+  int64_t size() const { return size_; }
+  // Returns to an earlier position: only where size() >= 0.
+  virtual void seek(int64_t pos) = 0;
 
-  int64_t count_frames() override {
+ protected:
+  int64_t pos_ = 0;
+  int64_t size_ = -1;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+class FileSource : public ByteSource {
+ public:
+  FileSource(const std::string& path, std::FILE* f) : path_(path), f_(f) {
     struct stat st;
-    if (fstat(fileno(f_), &st) != 0) fail("cannot read input file '" + path_ + "': " + std::strerror(errno));
-    const int64_t data = static_cast<int64_t>(st.st_size) - header_;
-    return data > 0 ? data / frame_bytes(width_, height_) : 0;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) size_ = static_cast<int64_t>(st.st_size);
   }
 
-  bool read_frame(int64_t index, Frame& f) override {
-    const int64_t n = frame_bytes(width_, height_);
-    if (fseeko(f_, static_cast<off_t>(header_ + index * n), SEEK_SET) != 0)
-      fail("cannot seek in input file '" + path_ + "': " + std::strerror(errno));
-    const size_t got = std::fread(buf_.data(), 1, buf_.size(), f_);
-    if (got != buf_.size()) {
-      if (std::ferror(f_)) fail("cannot read input file '" + path_ + "': " + std::strerror(errno));
-      return false;
+  // The first bytes, kept to be read again (format detection on a pipe, which cannot seek back).
+  std::string peek(size_t n) {
+    while (peeked_.size() < n) {
+      const int c = std::fgetc(f_.get());
+      if (c == EOF) break;
+      peeked_.push_back(static_cast<char>(c));
     }
-    alloc_frame_for(f, width_, height_);
-    unpack(buf_.data(), f);
-    return true;
+    check_error();
+    return peeked_.substr(0, n);
+  }
+
+  size_t read(void* dst, size_t n) override {
+    size_t got = 0;
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    while (got < n && next_peeked_ < peeked_.size()) out[got++] = static_cast<uint8_t>(peeked_[next_peeked_++]);
+    if (got < n) got += std::fread(out + got, 1, n - got, f_.get());
+    check_error();
+    pos_ += static_cast<int64_t>(got);
+    return got;
+  }
+
+  int get() override {
+    int c;
+    if (next_peeked_ < peeked_.size()) {
+      c = static_cast<unsigned char>(peeked_[next_peeked_++]);
+    } else {
+      c = std::fgetc(f_.get());
+      check_error();
+    }
+    if (c != EOF) ++pos_;
+    return c;
+  }
+
+  int64_t skip(int64_t n) override {
+    if (size_ >= 0) {
+      const int64_t from = pos_, to = std::max(pos_, std::min(size_, pos_ + n));
+      seek(to);
+      return to - from;
+    }
+    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
+    int64_t done = 0;
+    while (done < n) {
+      const size_t got = read(scratch.data(), static_cast<size_t>(std::min<int64_t>(n - done, scratch.size())));
+      if (got == 0) break;
+      done += static_cast<int64_t>(got);
+    }
+    return done;
+  }
+
+  void seek(int64_t pos) override {
+    if (size_ < 0) fail("internal: seek in input '" + path_ + "', which cannot seek");
+    if (fseeko(f_.get(), static_cast<off_t>(pos), SEEK_SET) != 0)
+      fail("cannot seek in input file '" + path_ + "': " + system_error(errno));
+    next_peeked_ = peeked_.size();  // the peeked bytes are behind the file position; seek() replaces them
+    pos_ = pos;
   }
 
  private:
-  std::FILE* f_ = nullptr;
-  int64_t header_;
-  std::vector<uint8_t> buf_;
+  void check_error() {
+    if (std::ferror(f_.get())) fail("cannot read input file '" + path_ + "': " + system_error(errno));
+  }
+  std::string path_;
+  std::unique_ptr<std::FILE, FileCloser> f_;
+  std::string peeked_;
+  size_t next_peeked_ = 0;
 };
 
-class GzipReader : public FrameReader {
+class GzipSource : public ByteSource {
  public:
-  GzipReader(const std::string& path, int w, int h, int header) : header_(header) {
-    path_ = path;
-    format_ = InputFormat::Gzip;
-    check_size(path, w, h, "SourceWidth x SourceHeight");
-    width_ = w;
-    height_ = h;
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0)
-      fail("cannot open input file '" + path + "' (InputFile): " + std::strerror(errno));
-    gz_ = gzopen(path.c_str(), "rb");
-    if (!gz_) fail("cannot open input file '" + path + "' (InputFile): " + std::strerror(errno));
-    buf_.resize(frame_bytes(w, h));
-  }
-  ~GzipReader() override { gzclose(gz_); }
+  GzipSource(const std::string& path, gzFile gz) : path_(path), gz_(gz) {}
+  ~GzipSource() override { gzclose(gz_); }
 
-  // Unknown without decompressing everything, until a read has hit the end of the stream.
-  int64_t count_frames() override { return frames_at_eof_; }
-
-  bool read_frame(int64_t index, Frame& f) override {
-    const int64_t n = frame_bytes(width_, height_);
-    const int64_t target = header_ + index * n;
-    if (target < pos_) fail("internal: gzip input read backwards");
-    // Skip forward by reading: gzseek would do the same, this keeps errors visible.
-    while (pos_ < target) {
-      const int64_t chunk = std::min<int64_t>(target - pos_, static_cast<int64_t>(buf_.size()));
-      const int got = gzread(gz_, buf_.data(), static_cast<unsigned>(chunk));
-      if (got < 0) gz_fail();
-      if (got == 0) return at_eof();
-      pos_ += got;
-    }
+  size_t read(void* dst, size_t n) override {
     size_t have = 0;
-    while (have < buf_.size()) {
-      const int got = gzread(gz_, buf_.data() + have, static_cast<unsigned>(buf_.size() - have));
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    while (have < n) {
+      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - have, 1u << 30));
+      const int got = gzread(gz_, out + have, chunk);
       if (got < 0) gz_fail();
       if (got == 0) break;
       have += static_cast<size_t>(got);
     }
     pos_ += static_cast<int64_t>(have);
-    if (have != buf_.size()) return at_eof();
+    return have;
+  }
+
+  int get() override {
+    uint8_t c;
+    return read(&c, 1) == 1 ? c : EOF;
+  }
+
+  int64_t skip(int64_t n) override {
+    // Skip forward by reading: gzseek would do the same, this keeps errors visible.
+    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
+    int64_t done = 0;
+    while (done < n) {
+      const size_t got = read(scratch.data(), static_cast<size_t>(std::min<int64_t>(n - done, scratch.size())));
+      if (got == 0) break;
+      done += static_cast<int64_t>(got);
+    }
+    return done;
+  }
+
+  void seek(int64_t) override { fail("internal: seek in gzip input '" + path_ + "'"); }
+
+ private:
+  [[noreturn]] void gz_fail() {
+    int code = 0;
+    const char* msg = gzerror(gz_, &code);
+    fail("cannot read gzip input file '" + path_ + "': " + (msg ? msg : "error"));
+  }
+  std::string path_;
+  gzFile gz_;
+};
+
+// Reads n bytes into buf, growing it as the bytes arrive: a stream that ends early (a pipe whose y4m header
+// promises a 16384x16384 picture) never costs more memory than it delivered. Returns the bytes read.
+size_t read_growing(ByteSource& src, std::vector<uint8_t>& buf, size_t n) {
+  size_t have = 0;
+  while (have < n) {
+    const size_t want = std::min(n, std::max<size_t>(2 * have, size_t{1} << 20));
+    if (buf.size() < want) buf.resize(want);
+    const size_t got = src.read(buf.data() + have, want - have);
+    have += got;
+    if (have < want) break;
+  }
+  return have;
+}
+
+std::string thousands(int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// The message for a raw input whose size is not a whole number of frames: the nearest sizes that would be, and
+// common picture sizes that would fit the file exactly (a wrong SourceWidth/SourceHeight is the usual cause).
+std::string raw_size_message(const std::string& path, int64_t size, int64_t header, int w, int h) {
+  const int64_t fb = frame_bytes(w, h), data = size - header;
+  const int64_t below = data / fb, above = below + 1;
+  std::string m = "input '" + path + "' (" + thousands(size) + " bytes";
+  if (header) m += ", InputHeaderLength = " + std::to_string(header);
+  m += ") is not a whole number of " + std::to_string(w) + "x" + std::to_string(h) + " frames (" + thousands(fb) +
+       " bytes each): " + std::to_string(below) + " frames would be " + thousands(header + below * fb) +
+       " bytes, " + std::to_string(above) + " frames " + thousands(header + above * fb) + " bytes";
+  static const int kCommon[][2] = {{128, 96},   {176, 144},  {320, 240},  {352, 240},  {352, 288},
+                                   {416, 240},  {640, 360},  {640, 480},  {704, 480},  {704, 576},
+                                   {720, 480},  {720, 576},  {832, 480},  {1024, 768}, {1280, 720},
+                                   {1920, 1080}, {2560, 1440}, {3840, 2160}};
+  std::string fits;
+  int found = 0;
+  for (const auto& c : kCommon) {
+    const int64_t cb = frame_bytes(c[0], c[1]);
+    if (data > 0 && data % cb == 0 && found < 4) {
+      fits += std::string(found++ ? ", " : "") + std::to_string(c[0]) + "x" + std::to_string(c[1]) + " (" +
+              std::to_string(data / cb) + " frames)";
+    }
+  }
+  m += fits.empty() ? "; check SourceWidth, SourceHeight and InputHeaderLength"
+                    : "; sizes that fit: " + fits + " (check SourceWidth and SourceHeight)";
+  return m;
+}
+
+class RawReader : public FrameReader {
+ public:
+  RawReader(const std::string& path, std::unique_ptr<ByteSource> src, InputFormat format, int w, int h, int header)
+      : src_(std::move(src)), header_(header) {
+    path_ = path;
+    format_ = format;
+    check_size(path, w, h, "SourceWidth x SourceHeight");
+    width_ = w;
+    height_ = h;
+    fb_ = frame_bytes(w, h);
+    if (src_->size() >= 0) {
+      const int64_t size = src_->size();
+      if (size < header_)
+        fail("input '" + path + "' (" + std::to_string(size) + " bytes) is shorter than InputHeaderLength = " +
+             std::to_string(header_));
+      if ((size - header_) % fb_ != 0) fail(raw_size_message(path, size, header_, w, h));
+      frames_ = (size - header_) / fb_;
+    }
+  }
+
+  int64_t count_frames() override { return frames_; }
+
+  bool read_frame(int64_t index, Frame& f) override {
+    if (index < next_) fail("internal: input '" + path_ + "' read backwards");
+    if (frames_ >= 0 && index >= frames_) return false;
+    const int64_t target = header_ + index * fb_;
+    if (src_->position() < target && src_->skip(target - src_->position()) < target - src_->position())
+      return at_end();
+    if (read_growing(*src_, buf_, static_cast<size_t>(fb_)) != static_cast<size_t>(fb_)) return at_end();
+    next_ = index + 1;
     alloc_frame_for(f, width_, height_);
     unpack(buf_.data(), f);
     return true;
   }
 
  private:
-  bool at_eof() {
-    const int64_t data = pos_ - header_;
-    frames_at_eof_ = data > 0 ? data / frame_bytes(width_, height_) : 0;
+  // The input ended (a stream whose length was unknown): a whole number of frames, or an error.
+  bool at_end() {
+    const int64_t data = std::max<int64_t>(0, src_->position() - header_);
+    if (data % fb_ != 0)
+      fail("input '" + path_ + "' ends inside frame " + std::to_string(data / fb_) + ": " +
+           std::to_string(data % fb_) + " of its " + std::to_string(fb_) + " bytes (" + std::to_string(width_) +
+           "x" + std::to_string(height_) + "); check SourceWidth, SourceHeight and InputHeaderLength");
+    frames_ = data / fb_;
     return false;
   }
-  [[noreturn]] void gz_fail() {
-    int code = 0;
-    const char* msg = gzerror(gz_, &code);
-    fail("cannot read gzip input file '" + path_ + "': " + (msg ? msg : "error"));
-  }
-  gzFile gz_ = nullptr;
+  std::unique_ptr<ByteSource> src_;
   int64_t header_;
-  int64_t pos_ = 0;  // uncompressed bytes consumed
-  int64_t frames_at_eof_ = -1;
+  int64_t fb_ = 0;
+  int64_t frames_ = -1;  // known for files, and for streams once their end was read
+  int64_t next_ = 0;
   std::vector<uint8_t> buf_;
 };
 
+// Strict decimal digits (no sign, no blanks), at most 9 of them.
+bool parse_digits(const std::string& s, long* v) {
+  if (s.empty() || s.size() > 9) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  *v = std::strtol(s.c_str(), nullptr, 10);
+  return true;
+}
+
 class Y4mReader : public FrameReader {
  public:
-  explicit Y4mReader(const std::string& path) {
+  Y4mReader(const std::string& path, std::unique_ptr<ByteSource> src) : src_(std::move(src)) {
     path_ = path;
     format_ = InputFormat::Y4m;
-    f_ = std::fopen(path.c_str(), "rb");
-    if (!f_) fail("cannot open input file '" + path + "' (InputFile): " + std::strerror(errno));
     std::string header;
-    if (!read_line(&header, 4096) || header.compare(0, 10, "YUV4MPEG2 ") != 0)
+    const Line got = read_line(&header);
+    if (got == Line::kTooLong) fail("input '" + path + "': the YUV4MPEG2 header line is longer than 4096 bytes");
+    if (got != Line::kComplete || header.compare(0, 10, "YUV4MPEG2 ") != 0)
       fail("input '" + path + "' is not a YUV4MPEG2 file: expected a 'YUV4MPEG2 ' header line");
     std::string colour = "420jpeg";
+    long w = -1, h = -1;
     size_t pos = 10;
     while (pos < header.size()) {
       size_t end = header.find(' ', pos);
@@ -162,44 +327,60 @@ class Y4mReader : public FrameReader {
       const std::string tok = header.substr(pos, end - pos);
       pos = end + 1;
       if (tok.empty()) continue;
+      const std::string value = tok.substr(1);
       switch (tok[0]) {
-        case 'W': width_ = std::atoi(tok.c_str() + 1); break;
-        case 'H': height_ = std::atoi(tok.c_str() + 1); break;
-        case 'C': colour = tok.substr(1); break;
-        case 'F': {
-          long num = 0, den = 0;
-          if (std::sscanf(tok.c_str() + 1, "%ld:%ld", &num, &den) == 2 && num > 0 && den > 0)
-            fps_ = static_cast<double>(num) / den;
+        case 'W':
+          if (!parse_digits(value, &w)) bad_tag(tok, "a width in digits");
           break;
-        }
-        default: break;  // I (interlacing), A (aspect), X (comments): no effect on the samples
+        case 'H':
+          if (!parse_digits(value, &h)) bad_tag(tok, "a height in digits");
+          break;
+        case 'C': colour = value; break;
+        case 'F': parse_rate(tok); break;
+        case 'I':
+          if (value == "t" || value == "b" || value == "m")
+            fail("input '" + path + "': interlaced YUV4MPEG2 ('" + tok +
+                 "') is not supported: gme264 codes progressive frames (deinterlace first, e.g. ffmpeg -vf yadif)");
+          if (value != "p" && value != "?") bad_tag(tok, "Ip, It, Ib, Im or I?");
+          break;
+        default: break;  // A (aspect), X (comments) and unknown tags: no effect on the samples
       }
     }
+    if (w < 0 || h < 0) fail("input '" + path + "': the YUV4MPEG2 header has no " + (w < 0 ? "W" : "H") + " tag");
     if (colour != "420jpeg" && colour != "420" && colour != "420mpeg2" && colour != "420paldv")
       fail("input '" + path + "': Y4M colour space 'C" + colour +
            "' is not supported: expected 4:2:0 8-bit (C420, C420jpeg, C420mpeg2, C420paldv)");
-    check_size(path, width_, height_, "Y4M header");
-    buf_.resize(frame_bytes(width_, height_));
+    if (w > kMaxPictureSide || h > kMaxPictureSide)  // before the int conversion
+      fail("input '" + path + "': size " + std::to_string(w) + "x" + std::to_string(h) +
+           " (Y4M header) is not supported: expected even width and height in [2, " +
+           std::to_string(kMaxPictureSide) + "] (4:2:0)");
+    check_size(path, static_cast<int>(w), static_cast<int>(h), "Y4M header");
+    width_ = static_cast<int>(w);
+    height_ = static_cast<int>(h);
+    fb_ = frame_bytes(width_, height_);
   }
-  ~Y4mReader() override { std::fclose(f_); }
 
   int64_t count_frames() override {
-    const off_t here = ftello(f_);
-    const int64_t here_index = next_;
-    int64_t n = next_;
-    while (skip_frame()) ++n;
-    std::clearerr(f_);
-    fseeko(f_, here, SEEK_SET);
+    if (frames_ >= 0 || src_->size() < 0) return frames_;
+    // A file: walk the frame headers once (and check the last frame is whole), then come back.
+    const int64_t here = src_->position(), here_index = next_;
+    while (skip_frame()) {
+    }
+    frames_ = next_;
+    src_->seek(here);
     next_ = here_index;
-    return n;
+    return frames_;
   }
 
   bool read_frame(int64_t index, Frame& f) override {
-    if (index < next_) fail("internal: y4m input read backwards");
+    if (index < next_) fail("internal: y4m input '" + path_ + "' read backwards");
     while (next_ < index)
       if (!skip_frame()) return false;
     if (!read_frame_header()) return false;
-    if (std::fread(buf_.data(), 1, buf_.size(), f_) != buf_.size()) return false;
+    // A file says up front whether the frame is whole, before the (possibly large) buffer is allocated.
+    if (src_->size() >= 0 && src_->size() - src_->position() < fb_) truncated(src_->size() - src_->position());
+    const size_t got = read_growing(*src_, buf_, static_cast<size_t>(fb_));
+    if (got != static_cast<size_t>(fb_)) truncated(static_cast<int64_t>(got));
     ++next_;
     alloc_frame_for(f, width_, height_);
     unpack(buf_.data(), f);
@@ -207,55 +388,109 @@ class Y4mReader : public FrameReader {
   }
 
  private:
-  bool read_line(std::string* line, size_t max) {
+  enum class Line { kComplete, kEof, kPartial, kTooLong };
+
+  // One header line without its '\n' (and without a '\r' before it: CRLF headers are accepted).
+  Line read_line(std::string* line) {
     line->clear();
-    int c;
-    while ((c = std::fgetc(f_)) != EOF && c != '\n') {
+    for (;;) {
+      const int c = src_->get();
+      if (c == EOF) return line->empty() ? Line::kEof : Line::kPartial;
+      if (c == '\n') break;
       line->push_back(static_cast<char>(c));
-      if (line->size() > max) return false;
+      if (line->size() > 4096) return Line::kTooLong;
     }
-    return c == '\n';
+    if (!line->empty() && line->back() == '\r') line->pop_back();
+    return Line::kComplete;
   }
+
+  [[noreturn]] void bad_tag(const std::string& tok, const char* expected) {
+    fail("input '" + path_ + "': YUV4MPEG2 header tag '" + tok + "' is malformed: expected " + expected);
+  }
+
+  void parse_rate(const std::string& tok) {
+    const std::string v = tok.substr(1);
+    const size_t colon = v.find(':');
+    long num = 0, den = 0;
+    if (colon == std::string::npos || !parse_digits(v.substr(0, colon), &num) ||
+        !parse_digits(v.substr(colon + 1), &den) || (den == 0 && num != 0))
+      bad_tag(tok, "a frame rate NUM:DEN in digits (e.g. F30000:1001)");
+    if (num > 0 && den > 0) fps_ = static_cast<double>(num) / static_cast<double>(den);  // F0:0: unknown
+  }
+
+  [[noreturn]] void truncated(int64_t got) {
+    fail("input '" + path_ + "' ends inside frame " + std::to_string(next_) + ": " + std::to_string(got) +
+         " of its " + std::to_string(fb_) + " bytes (a damaged or cut YUV4MPEG2 file)");
+  }
+
+  // False at the end of the input (exactly between frames); throws on anything else.
   bool read_frame_header() {
     std::string line;
-    if (!read_line(&line, 4096)) return false;
-    if (line.compare(0, 5, "FRAME") != 0)
+    switch (read_line(&line)) {
+      case Line::kEof: return false;
+      case Line::kComplete: break;
+      case Line::kPartial:
+      case Line::kTooLong:
+        fail("input '" + path_ + "' ends inside the header of frame " + std::to_string(next_) +
+             " (a damaged or cut YUV4MPEG2 file)");
+    }
+    if (line.compare(0, 5, "FRAME") != 0 || (line.size() > 5 && line[5] != ' '))
       fail("input '" + path_ + "': frame " + std::to_string(next_) + " does not start with 'FRAME' (corrupt Y4M)");
     return true;
   }
+
   bool skip_frame() {
     if (!read_frame_header()) return false;
-    const off_t here = ftello(f_);
-    struct stat st;
-    fstat(fileno(f_), &st);
-    if (here + static_cast<off_t>(buf_.size()) > st.st_size) return false;
-    fseeko(f_, here + static_cast<off_t>(buf_.size()), SEEK_SET);
+    const int64_t got = src_->skip(fb_);
+    if (got != fb_) truncated(got);
     ++next_;
     return true;
   }
-  std::FILE* f_ = nullptr;
-  int64_t next_ = 0;  // index of the frame the file position is at
+
+  std::unique_ptr<ByteSource> src_;
+  int64_t fb_ = 0;
+  int64_t frames_ = -1;
+  int64_t next_ = 0;  // index of the frame the input position is at
   std::vector<uint8_t> buf_;
 };
 
+std::unique_ptr<FileSource> open_file_source(const std::string& path) {
+  std::FILE* f = nullptr;
+  if (is_stdin_name(path)) {
+    const int fd = dup(STDIN_FILENO);
+    if (fd < 0 || !(f = fdopen(fd, "rb"))) {
+      const int err = errno;
+      if (fd >= 0) close(fd);
+      fail("cannot read the standard input (InputFile = -): " + system_error(err));
+    }
+  } else {
+    f = std::fopen(path.c_str(), "rb");
+    if (!f) fail("cannot open input file '" + path + "' (InputFile): " + system_error(errno));
+  }
+  return std::make_unique<FileSource>(path, f);
+}
+
 }  // namespace
 
-InputFormat input_format_from_name(const std::string& path) {
-  if (ends_with(path, ".y4m")) return InputFormat::Y4m;
-  if (ends_with(path, ".gz")) return InputFormat::Gzip;
-  return InputFormat::Raw;
-}
+bool is_stdin_name(const std::string& path) { return path == "-"; }
 
 std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, int width, int height, int header_length) {
   struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+  if (!is_stdin_name(path) && stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     fail("cannot open input file '" + path + "' (InputFile): it is a directory");
-  switch (input_format_from_name(path)) {
-    case InputFormat::Y4m: return std::make_unique<Y4mReader>(path);
-    case InputFormat::Gzip: return std::make_unique<GzipReader>(path, width, height, header_length);
-    case InputFormat::Raw: break;
+  if (ends_with(path, ".gz") && !is_stdin_name(path)) {
+    if (stat(path.c_str(), &st) != 0)
+      fail("cannot open input file '" + path + "' (InputFile): " + system_error(errno));
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz) fail("cannot open input file '" + path + "' (InputFile): " + system_error(errno));
+    return std::make_unique<RawReader>(path, std::make_unique<GzipSource>(path, gz), InputFormat::Gzip, width,
+                                       height, header_length);
   }
-  return std::make_unique<RawReader>(path, width, height, header_length);
+  std::unique_ptr<FileSource> src = open_file_source(path);
+  if (src->peek(10) == "YUV4MPEG2 ") return std::make_unique<Y4mReader>(path, std::move(src));
+  if (ends_with(path, ".y4m"))
+    fail("input '" + path + "' is not a YUV4MPEG2 file: expected a 'YUV4MPEG2 ' header line");
+  return std::make_unique<RawReader>(path, std::move(src), InputFormat::Raw, width, height, header_length);
 }
 
 void alloc_frame_for(Frame& f, int visible_w, int visible_h) {
@@ -289,6 +524,34 @@ void write_cropped_yuv(const Frame& f, OutputFile& out) {
   buf.reserve(static_cast<size_t>(frame_bytes(f.crop_width, f.crop_height)));
   append_cropped_yuv(f, buf);
   out.write(buf.data(), buf.size());
+}
+
+bool is_y4m_name(const std::string& path) { return ends_with(path, ".y4m"); }
+
+void write_y4m_header(OutputFile& out, int width, int height, double frame_rate) {
+  // The rate as a ratio: NTSC-style rates (30000/1001, ...) exactly, others to 1/1000.
+  long num = 0, den = 1;
+  if (frame_rate > 0 && frame_rate < 1e6) {
+    const double ntsc = frame_rate * 1.001;
+    if (std::fabs(ntsc - std::round(ntsc)) < 1e-6 && std::fabs(frame_rate - std::round(frame_rate)) > 1e-6) {
+      num = std::lround(ntsc) * 1000;
+      den = 1001;
+    } else {
+      num = std::lround(frame_rate * 1000);
+      den = 1000;
+      while (den > 1 && num % 10 == 0 && den % 10 == 0) {
+        num /= 10;
+        den /= 10;
+      }
+    }
+  }
+  out.write("YUV4MPEG2 W" + std::to_string(width) + " H" + std::to_string(height) + " F" + std::to_string(num) +
+            ":" + std::to_string(den) + " Ip A1:1 C420jpeg\n");
+}
+
+void write_y4m_frame(const Frame& f, OutputFile& out) {
+  out.write("FRAME\n");
+  write_cropped_yuv(f, out);
 }
 
 }  // namespace gme

@@ -1,5 +1,7 @@
 #include "encoder/picture.h"
 
+#include <errno.h>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -12,6 +14,7 @@
 #include "common/cpu.h"
 #include "common/halfpel.h"
 #include "encoder/lambda.h"
+#include "encoder/params_check.h"
 #include "me/me_sources.h"
 #include "encoder/mb_worker.h"
 #include "encoder/slice.h"
@@ -93,24 +96,8 @@ RoundingConfig rounding_config(const EncoderParams& p) {
 }
 
 void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search) {
-  if (p.source_width < 2 || p.source_height < 2 || (p.source_width & 1) || (p.source_height & 1))
-    throw std::runtime_error("SourceWidth/SourceHeight: expected even sizes >= 2, got " +
-                             std::to_string(p.source_width) + "x" + std::to_string(p.source_height));
-  if (p.qp_i < 0 || p.qp_i > 51 || p.qp_p < 0 || p.qp_p > 51)
-    throw std::runtime_error("QPISlice/QPPSlice: expected 0..51");
-  if (p.num_ref_frames < 1 || p.num_ref_frames > 16)
-    throw std::runtime_error("NumberReferenceFrames: expected 1..16");
-  if (p.poc_type != 0 && p.poc_type != 2) throw std::runtime_error("PicOrderCntType: expected 0 or 2");
-  if (p.slice_mode < 0 || p.slice_mode > 2) throw std::runtime_error("SliceMode: expected 0, 1 or 2");
-  if (p.slice_mode != 0 && p.slice_argument < 1) throw std::runtime_error("SliceArgument: expected >= 1");
-  // JM 19.0 (configfile.c) refuses these RDOptimization 0 combinations: the last motion refinement stage must use
-  // the mode-decision metric.
-  if (p.rd_optimization == 0 && p.disable_subpel_me && p.me_distortion_fpel != p.md_distortion)
-    throw std::runtime_error("MEDistortionFPel (" + std::to_string(p.me_distortion_fpel) + ") must equal MDDistortion (" +
-                             std::to_string(p.md_distortion) + ") with RDOptimization = 0 and DisableSubpelME = 1");
-  if (p.rd_optimization == 0 && !p.disable_subpel_me && p.me_distortion_qpel != p.md_distortion)
-    throw std::runtime_error("MEDistortionQPel (" + std::to_string(p.me_distortion_qpel) + ") must equal MDDistortion (" +
-                             std::to_string(p.md_distortion) + ") with RDOptimization = 0");
+  const std::vector<ParamProblem> problems = check_params(p);
+  if (!problems.empty()) throw std::runtime_error(problems.front().text());
   s.p = p;
   s.rounding = RoundingState(rounding_config(p));
   const int coded_w = (p.source_width + 15) / 16 * 16;
@@ -151,7 +138,9 @@ PictureIntegerSearch& picture_search_ready(EncoderState& s) {
   if (!s.picture_search && s.pending_search.valid()) {
     s.picture_search = s.pending_search.get();
     if (!s.pending_why.empty()) {
-      std::cerr << "Warning: GPUIntegerME = 1 runs on the CPU twin: " << s.pending_why << "\n";
+      // The program's own name (lencod, bench_gpu, ...) as the warning prefix of every gme264 program.
+      std::cerr << program_invocation_short_name << ": warning: GPUIntegerME = 1 runs on the CPU twin: "
+                << s.pending_why << "\n";
       s.me_path = "cpu twin: " + s.pending_why;
     } else {
       s.me_path = std::string("gpu: ") + s.picture_search->name();

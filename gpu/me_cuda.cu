@@ -19,6 +19,7 @@
 #include "gpu/me_cuda.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -642,6 +643,25 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   answer(req, out);
 }
 
+// Why cudaGetDeviceCount failed, in the user's terms: the runtime says "driver version is insufficient" both when
+// no NVIDIA driver is installed at all and when it is too old, so look for the driver library itself.
+std::string no_device_reason(cudaError_t e) {
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) return "no NVIDIA driver found (libcuda.so.1 is not installed): no GPU to use";
+    dlclose(driver);
+    if (e == cudaErrorNoDevice) return "no NVIDIA GPU found (the NVIDIA driver is installed)";
+    int driver_version = 0, runtime_version = 0;
+    cudaDriverGetVersion(&driver_version);
+    cudaRuntimeGetVersion(&runtime_version);
+    return "the NVIDIA driver supports CUDA " + std::to_string(driver_version / 1000) + "." +
+           std::to_string(driver_version % 1000 / 10) + ", this build needs CUDA " +
+           std::to_string(runtime_version / 1000) + "." + std::to_string(runtime_version % 1000 / 10) +
+           ": update the driver";
+  }
+  return std::string("no CUDA device: ") + cudaGetErrorString(e);
+}
+
 }  // namespace
 
 std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs& dsp, std::string* why) {
@@ -650,12 +670,12 @@ std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs&
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
-      if (why) *why = std::string("no CUDA device: ") + cudaGetErrorString(e);
+      if (why) *why = no_device_reason(e);
       cudaGetLastError();  // clear the sticky-free error so later runtime calls start clean
       return nullptr;
     }
     if (count == 0) {
-      if (why) *why = "no CUDA device found";
+      if (why) *why = "no NVIDIA GPU found (the NVIDIA driver is installed)";
       return nullptr;
     }
     if (device < 0 || device >= count) {

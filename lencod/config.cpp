@@ -13,8 +13,10 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
+#include "encoder/params_check.h"
 #include "lencod/config_keys.h"
 
 namespace gme {
@@ -120,7 +122,9 @@ int ceil_log2(int v) {
 ConfigBuilder::ConfigBuilder() = default;
 
 void ConfigBuilder::parse_text(const std::string& text, const std::string& origin) {
-  std::istringstream in(text);
+  // Editors on Windows may start a UTF-8 file with a byte order mark: it is no part of the first key.
+  const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  std::istringstream in(bom ? text.substr(3) : text);
   std::string line;
   int line_no = 0;
   std::vector<std::string> tok;
@@ -129,11 +133,15 @@ void ConfigBuilder::parse_text(const std::string& text, const std::string& origi
     const std::string where = origin + ":" + std::to_string(line_no);
     std::string shown = line;
     if (!shown.empty() && shown.back() == '\r') shown.pop_back();
-    if (!tokenize(line, &tok))
-      throw ConfigError(where + ": malformed line '" + shown + "': unterminated \"quoted string\"");
+    if (!tokenize(line, &tok)) {
+      errors_.push_back(where + ": malformed line '" + shown + "': unterminated \"quoted string\"");
+      continue;
+    }
     if (tok.empty()) continue;
-    if (tok.size() != 3 || tok[1] != "=" || tok[0] == "=" || tok[2] == "=")
-      throw ConfigError(where + ": malformed line '" + shown + "': expected Key = Value");
+    if (tok.size() != 3 || tok[1] != "=" || tok[0] == "=" || tok[2] == "=") {
+      errors_.push_back(where + ": malformed line '" + shown + "': expected Key = Value");
+      continue;
+    }
     assign(tok[0], tok[2], where);
   }
 }
@@ -164,12 +172,13 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 bool ConfigBuilder::try_assignment(const std::string& text) {
-  // "Key=Value", "Key = Value", "Key=a value with blanks", "Key=\"quoted\"", "Key=\"\"".
+  // "Key=Value", "Key = Value", "Key=a value with blanks", "Key=\"quoted\"", "Key=\"\"", "Key=" (empty, as JM
+  // users switch StatsFile off).
   const size_t eq = text.find('=');
   if (eq == std::string::npos) return false;
   const std::string key = trim(text.substr(0, eq));
   std::string value = trim(text.substr(eq + 1));
-  if (key.empty() || value.empty() || key.find_first_of(" \t\"") != std::string::npos) return false;
+  if (key.empty() || key.find_first_of(" \t\"") != std::string::npos) return false;
   if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
   else if (value.find('"') != std::string::npos) return false;
   assign(key, value, "-p '" + text + "'");
@@ -177,19 +186,38 @@ bool ConfigBuilder::try_assignment(const std::string& text) {
 }
 
 void ConfigBuilder::parse_assignment(const std::string& arg) {
-  if (!try_assignment(arg))
-    throw ConfigError("malformed command-line parameter -p '" + arg + "': expected Key=Value");
+  if (!try_assignment(arg)) errors_.push_back("malformed command-line parameter -p '" + arg + "': expected Key=Value");
 }
+
+namespace {
+
+// "Key=" or "Key =": a setting whose value may still follow as the next word.
+bool ends_in_equals(const std::string& s) {
+  const size_t e = s.find_last_not_of(" \t");
+  return e != std::string::npos && s[e] == '=';
+}
+
+}  // namespace
 
 void ConfigBuilder::parse_assignments(const std::vector<std::string>& args) {
   // JM joins the words after -p, so "-p QPISlice = 28" (three words) is one setting; "-p A=1 B=2" is two here.
+  // "Key=" is an empty value unless a word without '=' follows ("-p QPISlice= 28" is QPISlice = 28).
   std::string pending;
   for (const std::string& a : args) {
+    if (!pending.empty() && ends_in_equals(pending) && a.find('=') != std::string::npos) {
+      try_assignment(pending);  // "-p StatsFile= QPISlice=30": StatsFile is empty
+      pending.clear();
+    }
     pending = pending.empty() ? a : pending + " " + a;
-    if (try_assignment(pending)) pending.clear();
+    if (!ends_in_equals(pending) && try_assignment(pending)) pending.clear();
   }
-  if (!pending.empty())
-    throw ConfigError("malformed command-line parameter -p '" + pending + "': expected Key=Value");
+  if (!pending.empty() && !try_assignment(pending))
+    errors_.push_back("malformed command-line parameter -p '" + pending + "': expected Key=Value");
+}
+
+void ConfigBuilder::type_error(const char* key, const std::string& value, const std::string& origin,
+                               const char* expected) {
+  errors_.push_back(std::string(key) + " = '" + value + "' (" + origin + "): expected " + expected);
 }
 
 void ConfigBuilder::assign(const std::string& key, const std::string& value, const std::string& origin) {
@@ -199,19 +227,16 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
     long long iv;
     double dv;
     if ((k->type == KeyType::Int || k->type == KeyType::Flag) && !parse_int(value, &iv))
-      throw ConfigError(std::string(k->name) + " = '" + value + "' (" + origin + "): expected an integer");
-    if (k->type == KeyType::Double && !parse_double(value, &dv))
-      throw ConfigError(std::string(k->name) + " = '" + value + "' (" + origin + "): expected a number");
+      return type_error(k->name, value, origin, "an integer");
+    if (k->type == KeyType::Double && !parse_double(value, &dv)) return type_error(k->name, value, origin, "a number");
     canonical = k->name;
   } else if (const UnsupportedKey* u = find_unsupported(key)) {
     double dv;
-    if (!parse_double(value, &dv))
-      throw ConfigError(std::string(u->name) + " = '" + value + "' (" + origin + "): expected a number");
+    if (!parse_double(value, &dv)) return type_error(u->name, value, origin, "a number");
     canonical = u->name;
   } else if (const HeuristicKey* h = find_heuristic(key)) {
     double dv;
-    if (!parse_double(value, &dv))
-      throw ConfigError(std::string(h->name) + " = '" + value + "' (" + origin + "): expected a number");
+    if (!parse_double(value, &dv)) return type_error(h->name, value, origin, "a number");
     canonical = h->name;
   } else if (find_ignored(key, &canonical)) {
     return;  // no effect on gme264's output (see config_keys.cpp)
@@ -221,6 +246,34 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
   }
   assignments_.push_back({canonical, value, origin});
 }
+
+namespace {
+
+// The error for a value of key k outside its table range (used where the value cannot even be converted, and for
+// the keys that are not encoder parameters).
+std::string range_error(const KeyDef& k, const std::string& shown, const std::string& where) {
+  std::string msg = std::string(k.name) + " = " + shown + " (" + where + "): ";
+  if (k.allowed) {
+    msg += "not supported; expected " + range_text(k);
+    if (k.jm_note && *k.jm_note) msg += " (" + std::string(k.jm_note) + ")";
+  } else if (k.type == KeyType::Double) {
+    msg += "expected a number in " + range_text(k);
+  } else {
+    msg += "expected an integer " + (k.hi >= 1e9 ? range_text(k) : "in " + range_text(k));
+  }
+  return msg;
+}
+
+bool in_table_range(const KeyDef& k, double v) {
+  if (k.allowed) {
+    for (int x : allowed_values(k.allowed))
+      if (v == x) return true;
+    return false;
+  }
+  return k.type == KeyType::Double ? v > k.lo && v <= k.hi : v >= k.lo && v <= k.hi;
+}
+
+}  // namespace
 
 EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
   // Last assignment of each key.
@@ -233,6 +286,7 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     const Assignment* a = last(name);
     return a ? a->origin : std::string("default");
   };
+  std::vector<std::string> errors = errors_;  // every problem, reported together
 
   if (warnings && !unknown_.empty()) {
     std::string w = "unknown configuration keys ignored: ";
@@ -245,10 +299,10 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     const Assignment* a = last(u.name);
     if (!a) continue;
     double v = 0;
-    parse_double(a->value, &v);
+    if (!parse_double(a->value, &v)) continue;  // reported by assign()
     if (v != u.neutral)
-      throw ConfigError(std::string(u.name) + " = " + a->value + " (" + a->origin + "): not supported: " + u.what +
-                        "; gme264 accepts only " + u.name + " = " + fmt_num(u.neutral));
+      errors.push_back(std::string(u.name) + " = " + a->value + " (" + a->origin + "): not supported: " + u.what +
+                       "; gme264 accepts only " + u.name + " = " + fmt_num(u.neutral));
   }
 
   // JM encoder heuristics gme264 does not honour: one warning line for all of them (collected below too).
@@ -257,7 +311,7 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     const Assignment* a = last(h.name);
     if (!a) continue;
     double v = 0;
-    parse_double(a->value, &v);
+    if (!parse_double(a->value, &v)) continue;
     if (v != h.honoured)
       not_honoured.push_back(std::string(h.name) + " = " + a->value + " (" + a->origin + "; gme264 " + h.instead +
                              ")");
@@ -267,7 +321,11 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
   const Assignment* in = last("InputFile");
   const bool y4m = in && ends_with(in->value, ".y4m");
 
+  // Conversion. The ranges of encoder parameters are the encoder's to check (below); here only what conversion
+  // itself needs (an int must hold the value, a flag is 0 or 1) and the keys that are no encoder parameter.
   ConfigTarget t;
+  const char* params_begin = reinterpret_cast<const char*>(&t.p);
+  const char* params_end = params_begin + sizeof t.p;
   for (const KeyDef& k : supported_keys()) {
     const Assignment* a = last(k.name);
     void* field = k.field(t);
@@ -277,40 +335,22 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
       continue;
     }
     double v = key_default(k);
-    if (a) parse_double(a->value, &v);  // already validated in assign()
+    if (a && !parse_double(a->value, &v)) continue;  // reported by assign()
     const std::string shown = a ? a->value : fmt_num(v);
-    const bool size_key = std::strcmp(k.name, "SourceWidth") == 0 || std::strcmp(k.name, "SourceHeight") == 0;
-    if (size_key && y4m) {
-      // The YUV4MPEG2 header gives the size; the value here is only a fallback the reader replaces.
-      *static_cast<int*>(field) = static_cast<int>(v);
-      continue;
-    }
-    bool ok;
-    if (k.allowed) {
-      ok = false;
-      for (int x : allowed_values(k.allowed)) ok = ok || v == x;
-      const ValueFallback* fb = ok ? nullptr : find_value_fallback(k.name);
+    const bool encoder_param = static_cast<const char*>(field) >= params_begin &&
+                               static_cast<const char*>(field) < params_end;
+    if (k.allowed && !in_table_range(k, v)) {
+      const ValueFallback* fb = find_value_fallback(k.name);
       if (fb && v >= fb->lo && v <= fb->hi && v == std::floor(v)) {
         not_honoured.push_back(std::string(k.name) + " = " + shown + " (" + where + "; gme264 " + fb->instead + ")");
         v = fb->to;
-        ok = true;
       }
-      if (!ok) {
-        std::string msg = std::string(k.name) + " = " + shown + " (" + where + "): not supported; expected " +
-                          range_text(k);
-        if (k.jm_note && *k.jm_note) msg += " (" + std::string(k.jm_note) + ")";
-        throw ConfigError(msg);
-      }
-    } else if (k.type == KeyType::Double) {
-      ok = v > k.lo && v <= k.hi;
-      if (!ok)
-        throw ConfigError(std::string(k.name) + " = " + shown + " (" + where + "): expected a number in " +
-                          range_text(k));
-    } else {
-      ok = v >= k.lo && v <= k.hi;
-      if (!ok)
-        throw ConfigError(std::string(k.name) + " = " + shown + " (" + where + "): expected an integer " +
-                          (k.hi >= 1e9 ? range_text(k) : "in " + range_text(k)));
+    }
+    const bool convertible = k.type == KeyType::Double ||
+                             (v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max());
+    if (!convertible || ((k.type == KeyType::Flag || !encoder_param) && !in_table_range(k, v))) {
+      errors.push_back(range_error(k, shown, where));
+      continue;
     }
     switch (k.type) {
       case KeyType::Int: *static_cast<int*>(field) = static_cast<int>(v); break;
@@ -326,63 +366,40 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     warnings->push_back(w);
   }
 
-  // ---- Cross-key rules
-  auto err = [&](const std::string& msg) { throw ConfigError(msg); };
+  // ---- Rules of keys that are not encoder parameters
   if (p.input_file.empty())
-    err("InputFile is not set (" + origin_of("InputFile") + "): give it in a .cfg file or as -p InputFile=name.yuv");
-  if (p.output_file.empty()) err("OutputFile is empty (" + origin_of("OutputFile") + "): expected a file name");
-  if (!y4m) {
-    if (p.source_width % 2)
-      err("SourceWidth = " + std::to_string(p.source_width) + " (" + origin_of("SourceWidth") +
-          "): expected an even width (4:2:0 chroma)");
-    if (p.source_height % 2)
-      err("SourceHeight = " + std::to_string(p.source_height) + " (" + origin_of("SourceHeight") +
-          "): expected an even height (4:2:0 chroma)");
-  }
-  if (p.frames_to_encode == 0)
-    err("FramesToBeEncoded = 0 (" + origin_of("FramesToBeEncoded") +
-        "): not enough frames to encode; expected >= 1, or -1 for the whole input");
-  if (p.p_list0_refs > p.num_ref_frames)
-    err("PList0References = " + std::to_string(p.p_list0_refs) + " (" + origin_of("PList0References") +
-        "): expected 0 or at most NumberReferenceFrames = " + std::to_string(p.num_ref_frames));
-  if (p.disable_intra4x4 && p.disable_intra16x16 && !p.enable_ipcm)
-    err("DisableIntra4x4 = 1 and DisableIntra16x16 = 1 with EnableIPCM = 0: at least one intra prediction mode "
-        "needs to be enabled");
-  {
-    bool any_inter = p.p_slice_skip;
-    for (int i = 1; i <= 7; ++i) any_inter = any_inter || p.p_search[i];
-    if (!any_inter && p.disable_intra_in_inter)
-      err("PSliceSkip = 0, PSliceSearch16x16..PSliceSearch4x4 = 0 and DisableIntraInInter = 1 leave no "
-          "macroblock type for P slices: enable at least one of them");
-  }
+    errors.push_back("InputFile is not set (" + origin_of("InputFile") +
+                     "): give it in a .cfg file or as -p InputFile=name.yuv (- for the standard input)");
+  if (p.output_file.empty())
+    errors.push_back("OutputFile is empty (" + origin_of("OutputFile") + "): expected a file name");
   if (t.cb_qp_offset != t.cr_qp_offset)
-    err("CbQPOffset = " + std::to_string(t.cb_qp_offset) + " (" + origin_of("CbQPOffset") + ") and CrQPOffset = " +
-        std::to_string(t.cr_qp_offset) + " (" + origin_of("CrQPOffset") +
-        ") differ: the baseline profile has one chroma QP offset (set ChromaQPOffset)");
-  if (t.cb_qp_offset != 0 && t.cb_qp_offset != p.chroma_qp_offset)
-    err("CbQPOffset = CrQPOffset = " + std::to_string(t.cb_qp_offset) + " but ChromaQPOffset = " +
-        std::to_string(p.chroma_qp_offset) +
-        ": JM 19.0 uses ChromaQPOffset for ProfileIDC 66 (and ignores CbQPOffset/CrQPOffset); set ChromaQPOffset");
-  if (p.rd_optimization == 0) {
-    // JM 19.0 PatchInp: the last ME refinement level must use the mode-decision metric.
-    if (p.disable_subpel_me && p.me_distortion_fpel != p.md_distortion)
-      err("MEDistortionFPel = " + std::to_string(p.me_distortion_fpel) + " and MDDistortion = " +
-          std::to_string(p.md_distortion) +
-          ": with RDOptimization = 0 and DisableSubpelME = 1 they must be equal (JM 19.0 rule)");
-    if (!p.disable_subpel_me && p.me_distortion_qpel != p.md_distortion)
-      err("MEDistortionQPel = " + std::to_string(p.me_distortion_qpel) + " and MDDistortion = " +
-          std::to_string(p.md_distortion) + ": with RDOptimization = 0 they must be equal (JM 19.0 rule)");
-  }
+    errors.push_back("CbQPOffset = " + std::to_string(t.cb_qp_offset) + " (" + origin_of("CbQPOffset") +
+                     ") and CrQPOffset = " + std::to_string(t.cr_qp_offset) + " (" + origin_of("CrQPOffset") +
+                     ") differ: the baseline profile has one chroma QP offset (set ChromaQPOffset)");
+  else if (t.cb_qp_offset != 0 && t.cb_qp_offset != p.chroma_qp_offset)
+    errors.push_back("CbQPOffset = CrQPOffset = " + std::to_string(t.cb_qp_offset) + " but ChromaQPOffset = " +
+                     std::to_string(p.chroma_qp_offset) +
+                     ": JM 19.0 uses ChromaQPOffset for ProfileIDC 66 (and ignores CbQPOffset/CrQPOffset); set "
+                     "ChromaQPOffset");
   if (t.adaptive_intra_period != 0 && p.idr_period > 0)
-    err("AdaptiveIntraPeriod = 1 with IDRPeriod = " + std::to_string(p.idr_period) +
-        ": not supported (JM then restarts the intra period at each IDR); set AdaptiveIntraPeriod = 0");
+    errors.push_back("AdaptiveIntraPeriod = 1 with IDRPeriod = " + std::to_string(p.idr_period) +
+                     ": not supported (JM then restarts the intra period at each IDR); set AdaptiveIntraPeriod = 0");
   if (t.resend_sps == 0 && p.idr_period > 0)
-    err("ResendSPS = 0 with IDRPeriod = " + std::to_string(p.idr_period) +
-        ": gme264 writes SPS/PPS before every IDR picture, which is JM's ResendSPS = 2; set ResendSPS = 2");
-  if (p.log2_max_poc_lsb_minus4 >= 0 && (1 << (p.log2_max_poc_lsb_minus4 + 3)) < p.frame_skip * 4)
-    err("Log2MaxPOCLsbMinus4 = " + std::to_string(p.log2_max_poc_lsb_minus4) +
-        " is too small for FrameSkip = " + std::to_string(p.frame_skip) + " (JM 19.0 rule): increase it");
+    errors.push_back("ResendSPS = 0 with IDRPeriod = " + std::to_string(p.idr_period) +
+                     ": gme264 writes SPS/PPS before every IDR picture, which is JM's ResendSPS = 2; set "
+                     "ResendSPS = 2");
+
+  // ---- The encoder's own rules, each reported with where its key's value came from
   if (p.frames_to_encode > 0) resolve_frame_count(p, p.frames_to_encode);
+  for (const ParamProblem& problem : check_params(p, ParamStage::kBeforeInput)) {
+    if (y4m && (problem.key == "SourceWidth" || problem.key == "SourceHeight")) continue;  // the header's size counts
+    std::string line = problem.key + " = " + problem.value + " (" + origin_of(problem.key.c_str()) + "): " +
+                       problem.expected;
+    const KeyDef* k = find_supported(problem.key);
+    if (k && k->allowed && k->jm_note && *k->jm_note) line += " (" + std::string(k->jm_note) + ")";
+    errors.push_back(line);
+  }
+  if (!errors.empty()) throw ConfigError(errors);
   return p;
 }
 
@@ -398,9 +415,6 @@ void resolve_frame_count(EncoderParams& p, int frames) {
     int v = ceil_log2(n << 1) - 4;
     p.log2_max_poc_lsb_minus4 = v < 0 ? 0 : (v > 12 ? 12 : v);
   }
-  if (p.log2_max_frame_num_minus4 == 0 && p.num_ref_frames == 16)
-    throw ConfigError("NumberReferenceFrames = 16 with log2_max_frame_num_minus4 = 0 may lead to an invalid "
-                      "frame_num (JM 19.0 rule): set Log2MaxFNumMinus4 >= 1");
 }
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
@@ -409,6 +423,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help" || a == "-help") {
       cl.help = true;
+      return cl;
+    }
+    if (a == "-V" || a == "--version") {
+      cl.version = true;
       return cl;
     }
   }
@@ -460,10 +478,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 }
 
 void print_help(std::ostream& o) {
-  o << "\n   lencod [-h] [-d defenc.cfg] {[-f curenc1.cfg]...[-f curencN.cfg]} "
+  o << "\n   lencod [-h] [-V] [-d defenc.cfg] {[-f curenc1.cfg]...[-f curencN.cfg]} "
        "{[-p EncParam1=EncValue1]..[-p EncParamM=EncValueM]}\n\n"
        "## Options\n"
        "   -h :  prints this help\n"
+       "   -V :  prints the version (also --version)\n"
        "   -d :  use <defenc.cfg> as default file for parameter initializations (must come first).\n"
        "         Without -d, encoder.cfg in the working directory is read when it exists.\n"
        "   -f :  read <curencM.cfg> for resetting selected encoder parameters (several allowed, in order).\n"

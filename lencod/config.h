@@ -15,14 +15,26 @@
 
 namespace gme {
 
-// what() is one line naming the file:line / key / value and what was expected (no "lencod: error:" prefix).
+// Each line names the file:line / key / value and what was expected (no "lencod: error:" prefix). A configuration
+// with several bad values gives one line for each (lines()); what() is them joined by newlines.
 struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& line) : std::runtime_error(line), lines_{line} {}
+  explicit ConfigError(const std::vector<std::string>& lines) : std::runtime_error(join(lines)), lines_(lines) {}
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  static std::string join(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const std::string& l : lines) s += (s.empty() ? "" : "\n") + l;
+    return s;
+  }
+  std::vector<std::string> lines_;
 };
 
 struct CommandLine {
   EncoderParams params;
   bool help = false;
+  bool version = false;  // --version or -V: print the version and stop
   std::vector<std::string> warnings;  // one line each, e.g. the unknown keys (all named in a single line)
   std::vector<std::string> sources;   // what was parsed, in order ("encoder.cfg", "cfg/x.cfg", "-p QPISlice=28")
 };
@@ -33,7 +45,7 @@ CommandLine parse_command_line(int argc, const char* const* argv);
 
 // FramesToBeEncoded = -1 ("the whole input") is resolved by the driver once the input is open: sets the count and
 // derives Log2MaxFNumMinus4 / Log2MaxPOCLsbMinus4 = -1 from it as JM 19.0 does. finish() calls it when the count
-// is known. Throws ConfigError.
+// is known. The Encoder checks the result (encoder/params_check.h).
 void resolve_frame_count(EncoderParams& p, int frames);
 
 // Prints usage and every supported key with its default, range and meaning.
@@ -44,7 +56,8 @@ void print_help(std::ostream&);
 class ConfigBuilder {
  public:
   ConfigBuilder();
-  // Parses the text of a .cfg file; `origin` names it in messages ("cfg/a.cfg").
+  // Parses the text of a .cfg file; `origin` names it in messages ("cfg/a.cfg"). A UTF-8 byte order mark at the
+  // start is skipped. Malformed lines and values that are not numbers are collected; finish() reports them all.
   void parse_text(const std::string& text, const std::string& origin);
   // Reads and parses a file; missing/unreadable file -> ConfigError naming `how` ("-f", "-d", "default").
   void parse_file(const std::string& path, const std::string& how);
@@ -52,7 +65,8 @@ class ConfigBuilder {
   void parse_assignment(const std::string& arg);
   // The words following one -p, joined as JM does: ["QPISlice", "=", "28", "QPPSlice=28"] is two settings.
   void parse_assignments(const std::vector<std::string>& words);
-  // Applies defaults, converts, checks ranges and cross-key rules. Throws ConfigError.
+  // Applies defaults, converts, checks every value (encoder/params_check.h: the encoder's own rules, reported here
+  // with the key's origin) and the keys that are not encoder parameters. Throws ConfigError naming every problem.
   EncoderParams finish(std::vector<std::string>* warnings) const;
 
  private:
@@ -63,8 +77,10 @@ class ConfigBuilder {
   };
   void assign(const std::string& key, const std::string& value, const std::string& origin);
   bool try_assignment(const std::string& text);
+  void type_error(const char* key, const std::string& value, const std::string& origin, const char* expected);
   std::vector<Assignment> assignments_;  // last one per key wins
   std::vector<std::string> unknown_;     // "Key (origin)"
+  std::vector<std::string> errors_;      // malformed lines and values, in the order met
 };
 
 }  // namespace gme

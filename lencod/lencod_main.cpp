@@ -1,13 +1,16 @@
 // bin/lencod: the JM 19.0-compatible command-line encoder.
 //   parse configuration -> open input (size/frame count checked up front) -> create outputs under temporary names
 //   -> construct Encoder -> read, push, pull, write every picture (stream, reconstruction, statistics)
-//   -> rename outputs.
-// Any error ends in one line "lencod: error: ..." on stderr, exit status 1, and no output file left behind
-// (OutputFile removes its temporary file unless committed).
+//   -> commit the outputs together (common/output_file.h).
+// Any error ends in "lencod: error: ..." on stderr (one line per problem: a configuration reports all of its bad
+// values at once), exit status 1, no output file left behind and every existing file untouched. A signal (Ctrl-C)
+// ends it with one line "lencod: interrupted at frame N of M; outputs removed".
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -18,6 +21,7 @@
 
 #include "common/energy.h"
 #include "common/output_file.h"
+#include "common/version.h"
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
 #include "gpu/gpu_me.h"
@@ -35,6 +39,9 @@ double seconds_since(Clock::time_point t0) {
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
+// FramesToBeEncoded for an input whose length is only known at its end (a pipe, gzip): code until then.
+constexpr int kUntilEnd = INT_MAX;
+
 // Frames available for coding: source indices start, start + (skip + 1), ... below `count`.
 int64_t codable_frames(int64_t count, int start, int skip) {
   if (count <= start) return 0;
@@ -49,6 +56,18 @@ std::string shorter_input_message(const EncoderParams& p, int64_t found) {
          std::to_string(needed) + " frames";
 }
 
+// The name a file has or would have, with its folder resolved ("./o.264" and "o.264" are one file, existing or
+// not); the name as given when the folder does not exist (opening it fails later, with a clear message).
+std::string canonical_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  char* real = realpath(dir.c_str(), nullptr);
+  if (!real) return path;
+  const std::string name = std::string(real) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::free(real);
+  return name;
+}
+
 void check_distinct_files(const EncoderParams& p) {
   struct Named { const char* key; const std::string* name; };
   const Named files[] = {{"InputFile", &p.input_file}, {"OutputFile", &p.output_file},
@@ -57,11 +76,14 @@ void check_distinct_files(const EncoderParams& p) {
     for (size_t j = i + 1; j < 4; ++j) {
       const std::string& a = *files[i].name;
       const std::string& b = *files[j].name;
-      if (a.empty() || b.empty()) continue;
-      // Same text, or two names of one existing file ("a.yuv" and "./a.yuv").
+      if (a.empty() || b.empty() || is_stdin_name(a) || is_stdin_name(b)) continue;
+      // Two names of one existing regular file ("a.yuv" and "./a.yuv"), or of one new file. Devices may be
+      // named twice (ReconFile = StatsFile = /dev/null).
       struct stat sa, sb;
-      const bool same = a == b || (stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
-                                   sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+      const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
+      const bool same = a_exists && b_exists
+                            ? S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+                            : canonical_name(a) == canonical_name(b);
       if (same)
         fail(std::string(files[i].key) + " '" + a + "' and " + files[j].key + " '" + b +
              "' name the same file: expected different files");
@@ -73,11 +95,16 @@ void print_parameters(const EncoderParams& p, std::ostream& o) {
   const char* metric[3] = {"SAD", "SSE", "Hadamard SAD"};
   char b[256];
   o << "------------------------------- gme264 (JM 19.0 compatible) -----------------\n";
+  o << " Version                           : " << version_string() << "\n";
+  o << " CPU                               : " << cpu_description() << "\n";
   o << " Input YUV file                    : " << p.input_file << " \n";
   o << " Output H.264 bitstream            : " << p.output_file << " \n";
   if (!p.recon_file.empty()) o << " Output YUV file                   : " << p.recon_file << " \n";
   o << " YUV Format                        : YUV 4:2:0 \n";
-  o << " Frames to be encoded              : " << p.frames_to_encode << "\n";
+  if (p.frames_to_encode == kUntilEnd)
+    o << " Frames to be encoded              : all (until the end of the input)\n";
+  else
+    o << " Frames to be encoded              : " << p.frames_to_encode << "\n";
   std::snprintf(b, sizeof b, " Freq. for encoded bitstream       : %3.2f\n", p.frame_rate / (p.frame_skip + 1));
   o << b;
   o << " ME Metric for Refinement Level 0  : " << metric[p.me_distortion_fpel] << "\n";
@@ -106,6 +133,10 @@ int run(int argc, const char* const* argv) {
     print_help(std::cout);
     return 0;
   }
+  if (cl.version) {
+    std::cout << "lencod " << version_string() << "\n";
+    return 0;
+  }
   std::cout << "Setting Default Parameters...\n";
   for (const std::string& s : cl.sources)
     std::cout << (s.rfind("-p ", 0) == 0 ? "Parsing command line string '" + s.substr(3) + "'"
@@ -125,51 +156,79 @@ int run(int argc, const char* const* argv) {
     if (reader->frame_rate() > 0) p.frame_rate = reader->frame_rate();
   }
   const int64_t count = reader->count_frames();
-  if (p.frames_to_encode == -1) {
-    if (count < 0)
-      fail("FramesToBeEncoded = -1 needs the number of frames in '" + p.input_file +
-           "', which a gzip input cannot tell: set FramesToBeEncoded");
+  if (p.frames_to_encode == -1 && count >= 0) {
     const int64_t n = codable_frames(count, p.start_frame, p.frame_skip);
     if (n < 1)
       fail("input '" + p.input_file + "' has no frame to encode: found " + std::to_string(count) +
            " frames, StartFrame = " + std::to_string(p.start_frame));
+    if (n > kUntilEnd - 1) fail("input '" + p.input_file + "' has more frames than lencod can count");
     resolve_frame_count(p, static_cast<int>(n));
+  } else if (p.frames_to_encode == -1) {
+    // A pipe or gzip: its length is known at its end. JM's automatic field sizes need it before the first picture.
+    const struct { const char* key; int value; } derived[] = {{"Log2MaxFNumMinus4", p.log2_max_frame_num_minus4},
+                                                              {"Log2MaxPOCLsbMinus4", p.log2_max_poc_lsb_minus4}};
+    for (const auto& d : derived)
+      if (d.value == -1)
+        fail(std::string(d.key) + " = -1 derives its size from the number of frames, which input '" + p.input_file +
+             "' cannot tell before its end (a pipe or gzip): set FramesToBeEncoded or " + d.key);
+    p.frames_to_encode = kUntilEnd;
   } else if (count >= 0 && codable_frames(count, p.start_frame, p.frame_skip) < p.frames_to_encode) {
     fail(shorter_input_message(p, count));
   }
+  const bool until_end = p.frames_to_encode == kUntilEnd;
 
   // ---- Outputs under temporary names: an unwritable path fails here, before encoding.
   OutputFile stream(p.output_file, "OutputFile");
   std::unique_ptr<OutputFile> recon, stats;
   if (!p.recon_file.empty()) recon = std::make_unique<OutputFile>(p.recon_file, "ReconFile");
   if (!p.stats_file.empty()) stats = std::make_unique<OutputFile>(p.stats_file, "StatsFile");
+  const bool recon_y4m = recon && is_y4m_name(p.recon_file);
+  if (recon_y4m) write_y4m_header(*recon, p.source_width, p.source_height, p.frame_rate / (p.frame_skip + 1));
 
   print_parameters(p, std::cout);
   Encoder encoder(p, make_picture_search);
   Report report(p, std::cout, stats.get(), encoder.dsp());
+#ifdef GME_HAVE_CUDA
   report.print_header(encoder.integer_me_path_so_far());  // GPU start-up overlaps the first pictures
+#else
+  report.print_header(encoder.integer_me_path());  // no CUDA: known at once (the twin), never "starting"
+#endif
 
   // read -> push -> pull -> write: the encoder holds pictures while the GPU starts and hands them out in order.
+  const int64_t total = until_end ? -1 : p.frames_to_encode;
+  int64_t done = 0;
+  set_interrupt_progress(done, total);
   EncodedPicture coded;
   auto write_coded = [&] {
     while (encoder.pull(&coded)) {
       stream.write(coded.bytes.data(), coded.bytes.size());
-      if (recon) write_cropped_yuv(*coded.recon, *recon);
+      if (recon_y4m) write_y4m_frame(*coded.recon, *recon);
+      else if (recon) write_cropped_yuv(*coded.recon, *recon);
       report.add_picture(coded.user_index, coded.result, *coded.source, *coded.recon, coded.result.times.total,
                          coded.mbs.data(), static_cast<int>(coded.mbs.size()));
+      set_interrupt_progress(++done, total);
     }
   };
-  for (int k = 0; k < p.frames_to_encode; ++k) {
-    const int64_t index = p.start_frame + static_cast<int64_t>(k) * (p.frame_skip + 1);
+  int pushed = 0;
+  for (; pushed < p.frames_to_encode; ++pushed) {
+    const int64_t index = p.start_frame + static_cast<int64_t>(pushed) * (p.frame_skip + 1);
     Frame src;
     if (!reader->read_frame(index, src)) {
-      // Only a gzip input gets here (the others were counted up front): its length is known now.
+      if (until_end) break;
+      // Only an input of unknown length gets here (the others were counted up front): its length is known now.
       const int64_t found = reader->count_frames();
       fail(found >= 0 ? shorter_input_message(p, found)
                       : "input '" + p.input_file + "' ended before frame " + std::to_string(index));
     }
     encoder.push(std::move(src), index);
     write_coded();
+  }
+  if (until_end) {
+    if (pushed == 0)
+      fail("input '" + p.input_file + "' has no frame to encode: found " +
+           std::to_string(std::max<int64_t>(0, reader->count_frames())) + " frames, StartFrame = " +
+           std::to_string(p.start_frame));
+    p.frames_to_encode = pushed;  // what the report states
   }
   encoder.flush();
   write_coded();
@@ -178,9 +237,7 @@ int run(int argc, const char* const* argv) {
       energy_json_members(energy.stop(p.gpu_device, encoder.integer_me_path().rfind("gpu:", 0) == 0)));
   report.finish(total_s, encoder.integer_me_path());
 
-  stream.commit();
-  if (recon) recon->commit();
-  if (stats) stats->commit();
+  commit_outputs({&stream, recon.get(), stats.get()});
   // As JM, every run with JM's text stats appends its row to ./log.dat; the outputs are complete by now, so a
   // failure is a warning.
   if (stats && Report::stats_is_jm_text(p)) {
@@ -197,9 +254,15 @@ int run(int argc, const char* const* argv) {
 }  // namespace gme
 
 int main(int argc, char** argv) {
-  gme::remove_temp_files_on_signal();  // Ctrl-C must not leave "<name>.tmp-<pid>" files behind either
+  // SIGPIPE/SIGXFSZ become write errors; Ctrl-C and kill leave no temporary file and say where they stopped.
+  gme::install_signal_handlers("lencod");
   try {
     return gme::run(argc, argv);
+  } catch (const gme::ConfigError& e) {
+    std::cout.flush();
+    for (const std::string& line : e.lines()) std::cerr << "lencod: error: " << line << "\n";
+    std::cerr.flush();
+    return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "lencod: error: " << e.what() << std::endl;

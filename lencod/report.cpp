@@ -38,6 +38,13 @@ std::string bit_use_json(const PictureBitUse& b) {
   return j + "]}";
 }
 
+// The GPU the integer search ran on ("gpu: cuda:NVIDIA H100 80GB HBM3" -> its name), as JSON; null without one.
+std::string gpu_json(const std::string& integer_me_path) {
+  const std::string prefix = "gpu: cuda:";
+  if (integer_me_path.rfind(prefix, 0) != 0) return "null";
+  return json_string(integer_me_path.substr(prefix.size()));
+}
+
 }  // namespace
 
 void frame_sse(PlaneSsdFn ssd, const Frame& a, const Frame& b, uint64_t sse[3]) {
@@ -255,6 +262,8 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"integer_me_path\":" + json_string(integer_me_path) + ",\"simd\":" + json_string(simd_) +
                     ",\"threads\":" + std::to_string(resolve_thread_count(p_.threads)) +
                     ",\"macroblock_order\":" + json_string(macroblock_order_name(p_)) +
+                    ",\"version\":" + json_string(version_string()) + ",\"cpu\":" + json_string(cpu_description()) +
+                    ",\"gpu\":" + gpu_json(integer_me_path) +
                     summary_extra_ +
                     ",\"config\":{\"input\":" + json_string(p_.input_file) +
                     ",\"width\":" + std::to_string(p_.source_width) +

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
+
 namespace {
 
 constexpr int kFracBits = 8;  // positions in 1/256 pel
@@ -144,6 +146,9 @@ Options parse(int argc, char** argv) {
       if (c == std::string::npos) usage_error("bad shift '" + v + "' (expected DX,DY, e.g. 7,-3)");
       o.shift_x = parse_fixed(v.substr(0, c), "shift DX");
       o.shift_y = parse_fixed(v.substr(c + 1), "shift DY");
+    } else if (a == "--version") {
+      std::printf("synth %s\n", gme::version_string().c_str());
+      std::exit(0);
     } else if (a == "-h" || a == "--help") {
       usage_error("synthetic clip generator");
     } else {

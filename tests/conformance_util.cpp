@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 namespace gme::conf {
@@ -113,13 +112,31 @@ Clip synth_clip(int width, int height, int frames, const std::string& ext, const
   return clip;
 }
 
+// "synth:WxH" or "synth:WxH:KIND" (y4m, gz, noise, shift). Parsed by hand: gcc 12's <regex> trips
+// -Wmaybe-uninitialized (a false positive inside std::function) in the -Werror sanitizer builds.
+static bool parse_synth_spec(const std::string& spec, int* w, int* h, std::string* kind) {
+  if (spec.rfind("synth:", 0) != 0) return false;
+  const std::string rest = spec.substr(6);
+  const size_t x = rest.find('x'), colon = rest.find(':');
+  if (x == std::string::npos || (colon != std::string::npos && colon < x)) return false;
+  const std::string ws = rest.substr(0, x);
+  const std::string hs = rest.substr(x + 1, colon == std::string::npos ? colon : colon - x - 1);
+  auto digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+  if (!digits(ws) || !digits(hs)) return false;
+  *kind = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  if (!kind->empty() && *kind != "y4m" && *kind != "gz" && *kind != "noise" && *kind != "shift") return false;
+  *w = std::stoi(ws);
+  *h = std::stoi(hs);
+  return true;
+}
+
 Clip clip_from_spec(const std::string& spec, int frames) {
-  std::smatch m;
-  static const std::regex synth(R"(synth:(\d+)x(\d+)(?::(y4m|gz|noise|shift))?)");
-  if (std::regex_match(spec, m, synth)) {
-    const std::string ext = m[3] == "y4m" ? "y4m" : (m[3] == "gz" ? "yuv.gz" : "yuv");
-    const std::string mode = m[3] == "noise" ? "--mode noise" : (m[3] == "shift" ? "--mode shift --shift 7,-3" : "");
-    return synth_clip(std::stoi(m[1]), std::stoi(m[2]), frames > 8 ? frames : 8, ext, mode);
+  int w = 0, h = 0;
+  std::string kind;
+  if (parse_synth_spec(spec, &w, &h, &kind)) {
+    const std::string ext = kind == "y4m" ? "y4m" : (kind == "gz" ? "yuv.gz" : "yuv");
+    const std::string mode = kind == "noise" ? "--mode noise" : (kind == "shift" ? "--mode shift --shift 7,-3" : "");
+    return synth_clip(w, h, frames > 8 ? frames : 8, ext, mode);
   }
   if (spec.rfind("real:", 0) == 0) {
     Clip clip;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the GoogleTest suite (arguments go to bin/gme_tests, e.g. --gtest_filter=...). The last line printed is the
+# Runs the GoogleTest suite (arguments go to bin/gme_tests, e.g. --gtest_filter=...; GME_BIN=DIR runs DIR/gme_tests
+# and the programs of DIR instead, e.g. the sanitizer builds' bin-asan). The last line printed is the
 # one CI reads: "N passed, N failed". Skipped tests (e.g. GPU tests without a GPU, real clips not yet made) are
 # neither: they are counted and named on the line before, because a skipped test is not a passed one.
 # Exit status: non-zero if any test failed or the test program did not finish.
@@ -7,7 +8,7 @@ set -o pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-bin/gme_tests --gtest_color=no "$@" 2>&1 | tee "$log"
+"${GME_BIN:-bin}/gme_tests" --gtest_color=no "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # GoogleTest's summary: "[  PASSED  ] N tests." counts passed tests only (skipped ones are not in it);
 # "[  SKIPPED ] N tests, listed below:" and "[  FAILED  ] N tests, listed below:" follow.

@@ -160,6 +160,8 @@ TEST_F(CliErrors, BadValuesAndArguments) {
   expect_clean_failure(r, dir, in, {"--frames"});
   r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=same.out -p ReconFile=same.out");
   expect_clean_failure(r, dir, in, {"OutputFile", "ReconFile", "same.out"});
+  r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=new.264 -p ReconFile=./new.264");  // one new file
+  expect_clean_failure(r, dir, in, {"OutputFile", "ReconFile", "./new.264"});
   r = run_lencod(dir, logs, "-p InputFile=in.yuv -p OutputFile=./in.yuv");  // would overwrite the input
   expect_clean_failure(r, dir, in, {"InputFile", "OutputFile", "./in.yuv"});
   EXPECT_EQ(conf::file_exists(dir.file("in.yuv")), true);
@@ -189,7 +191,7 @@ TEST_F(CliErrors, ShortGzipInputDiscoveredWhileEncoding) {
 // The positive counterpart: on success all three outputs exist under their names, complete, no temporary file.
 // Needs a working encoder.
 TEST_F(CliErrors, SuccessCommitsEveryOutput) {
-  write_bytes(dir.file("in.yuv"), clip_bytes(48, 32, 3));
+  write_bytes(dir.file("in.yuv"), clip_bytes(40, 30, 3));
   const LencodRun r = run_lencod(
       dir, logs, std::string("-p InputFile=in.yuv -p SourceWidth=40 -p SourceHeight=30 -p FramesToBeEncoded=2 "
                              "-p FrameSkip=0 -p StartFrame=0") + kOutputs);

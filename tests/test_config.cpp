@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "lencod/config.h"
 #include "lencod/config_keys.h"
+#include "encoder/encoder.h"
+#include "encoder/params_check.h"
 #include "encoder/picture.h"
 #include "tests/conformance_util.h"
 
@@ -176,6 +179,122 @@ TEST(Config, SyntaxCommentsQuotesWhitespaceAndCrLf) {
   EXPECT_EQ(p.recon_file, "");
   EXPECT_DOUBLE_EQ(p.frame_rate, 29.97);
   EXPECT_EQ(p.chroma_qp_offset, -2);
+}
+
+// Issue 16: a UTF-8 byte order mark (Windows editors) is no part of the first key.
+TEST(Config, ByteOrderMarkIsSkipped) {
+  std::vector<std::string> w;
+  const EncoderParams p = text_params("\xEF\xBB\xBFQPISlice = 31\n" + kIn, &w);
+  EXPECT_TRUE(w.empty()) << w[0];
+  EXPECT_EQ(p.qp_i, 31);
+}
+
+// Issue 16: JM's Log2MaxPOCLsbMinus4 rule with a FrameSkip whose 4 x FrameSkip leaves the int range (it overflowed).
+TEST(Config, HugeFrameSkipMeetsThePocRuleWithoutOverflow) {
+  const std::string m = text_error(kIn + "FrameSkip = 600000000\nLog2MaxPOCLsbMinus4 = 12\n");
+  EXPECT_TRUE(contains(m, "Log2MaxPOCLsbMinus4 = 12 (t.cfg:3): too small for FrameSkip = 600000000")) << m;
+  EXPECT_TRUE(contains(text_error(kIn + "FrameSkip = 2000000000\n"), "FrameSkip = 2000000000"));
+  EXPECT_TRUE(contains(text_error(kIn + "QPISlice = 99999999999\n"), "QPISlice = 99999999999 (t.cfg:2)"));
+}
+
+// Issue 15: every bad value of a configuration in one run, one line each, in the order met.
+TEST(Config, EveryProblemIsReportedOnce) {
+  try {
+    ConfigBuilder b;
+    b.parse_text(kIn + "QPISlice = 60\nSymbolMode = 1\nSearchRange = x\nbroken line\nGPUTopK = 0\n"
+                       "PSliceSkip = 0\nDisableIntra4x4 = 1\nDisableIntra16x16 = 1\n", "t.cfg");
+    b.finish(nullptr);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    const std::vector<std::string>& l = e.lines();
+    ASSERT_EQ(l.size(), 6u) << e.what();
+    EXPECT_TRUE(contains(l[0], "SearchRange = 'x' (t.cfg:4): expected an integer")) << l[0];
+    EXPECT_TRUE(contains(l[1], "t.cfg:5: malformed line 'broken line'")) << l[1];
+    EXPECT_TRUE(contains(l[2], "SymbolMode = 1 (t.cfg:3): not supported")) << l[2];
+    EXPECT_TRUE(contains(l[3], "QPISlice = 60 (t.cfg:2): expected an integer in [0, 51]")) << l[3];
+    EXPECT_TRUE(contains(l[4], "GPUTopK = 0 (t.cfg:6): expected an integer in [1, 16]")) << l[4];
+    EXPECT_TRUE(contains(l[5], "DisableIntra16x16 = 1 (t.cfg:9)")) << l[5];
+    EXPECT_EQ(std::string(e.what()), l[0] + "\n" + l[1] + "\n" + l[2] + "\n" + l[3] + "\n" + l[4] + "\n" + l[5]);
+  }
+}
+
+// Issue 15: "-p StatsFile=" switches the file off (JM users' habit); a value may still follow as the next word.
+TEST(Config, EmptyValueOnTheCommandLine) {
+  CommandLine cl = parse({"-p", "InputFile=a.yuv", "StatsFile=s.jsonl", "-p", "StatsFile=", "ReconFile=r.yuv"});
+  EXPECT_EQ(cl.params.stats_file, "");
+  EXPECT_EQ(cl.params.recon_file, "r.yuv");
+  cl = parse({"-p", "InputFile=a.yuv", "QPISlice=", "30", "-p", "ReconFile="});
+  EXPECT_EQ(cl.params.qp_i, 30);
+  EXPECT_EQ(cl.params.recon_file, "");
+  EXPECT_TRUE(contains(parse_error({"-p", "InputFile=a.yuv", "QPISlice="}), "QPISlice = '' (-p 'QPISlice=')"));
+}
+
+TEST(Config, VersionNeedsNoFile) {
+  EXPECT_TRUE(parse({"-f", "/nonexistent.cfg", "-V"}).version);
+  EXPECT_TRUE(parse({"--version"}).version);
+}
+
+// Issue 18: one parameter validation. The key table's ranges (help text, doc/CONFIG.md) are the encoder's
+// (encoder/params_check.h): at each end of a key's range the encoder accepts the value, one step outside refuses it.
+TEST(Config, KeyTableRangesAreTheEncoderRanges) {
+  int checked = 0;
+  for (const KeyDef& k : supported_keys()) {
+    if (k.type != KeyType::Int && k.type != KeyType::Double) continue;
+    ConfigTarget t;
+    t.p.rd_optimization = 1;  // no JM metric rule between the ME and MD keys
+    t.p.num_ref_frames = 16;  // PList0References up to 16
+    t.p.log2_max_frame_num_minus4 = 4;
+    void* field = k.field(t);
+    const char* begin = reinterpret_cast<const char*>(&t.p);
+    if (static_cast<const char*>(field) < begin || static_cast<const char*>(field) >= begin + sizeof t.p) continue;
+    const ConfigTarget base = t;
+    auto problem_with = [&](double v) {
+      ConfigTarget c = base;
+      void* f = k.field(c);
+      if (k.type == KeyType::Int) *static_cast<int*>(f) = static_cast<int>(v);
+      else *static_cast<double*>(f) = v;
+      for (const ParamProblem& pr : check_params(c.p, ParamStage::kBeforeInput))
+        if (pr.key == k.name) return true;
+      return false;
+    };
+    if (k.allowed) {
+      for (const char* a = k.allowed; *a;) {
+        EXPECT_FALSE(problem_with(std::atoi(a))) << k.name << " = " << std::atoi(a);
+        while (*a && *a != ',') ++a;
+        if (*a) ++a;
+      }
+      EXPECT_TRUE(problem_with(100)) << k.name << " = 100";
+    } else if (k.type == KeyType::Double) {
+      EXPECT_TRUE(problem_with(k.lo)) << k.name;  // (lo, hi]
+      EXPECT_FALSE(problem_with(k.hi)) << k.name;
+      EXPECT_TRUE(problem_with(k.hi + 1)) << k.name;
+    } else {
+      EXPECT_FALSE(problem_with(k.lo)) << k.name << " = " << k.lo;
+      EXPECT_TRUE(problem_with(k.lo - 1)) << k.name << " = " << k.lo - 1;
+      if (k.hi < 1e9) {
+        EXPECT_FALSE(problem_with(k.hi)) << k.name << " = " << k.hi;
+        EXPECT_TRUE(problem_with(k.hi + 1)) << k.name << " = " << k.hi + 1;
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+}
+
+// The Encoder refuses what the configuration would refuse, naming the key.
+TEST(Config, EncoderRefusesBadParametersByKeyName) {
+  EncoderParams p;
+  p.qp_p = 60;
+  try {
+    Encoder e(p);
+    ADD_FAILURE() << "QPPSlice = 60 accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "QPPSlice = 60: expected an integer in [0, 51]");
+  }
+  p = EncoderParams();
+  p.frames_to_encode = -1;  // resolved by the driver before the encoder sees it
+  EXPECT_THROW(Encoder e(p), std::runtime_error);
+  EXPECT_TRUE(check_params(EncoderParams()).empty());
 }
 
 TEST(Config, KeysMatchWithoutCaseLikeJm19) {

@@ -14,7 +14,7 @@ namespace {
 // The scaling of 8.5.12.1 written literally with LevelScale4x4 = weightScale (16) * normAdjust.
 int spec_scale_ac(int c, int qp, int i) {
   const int ls = 16 * dequant_scale(qp % 6, i);
-  if (qp >= 24) return (c * ls) << (qp / 6 - 4);
+  if (qp >= 24) return c * ls * (1 << (qp / 6 - 4));  // a product: << of a negative level is undefined in C++17
   return (c * ls + (1 << (3 - qp / 6))) >> (4 - qp / 6);
 }
 
@@ -88,7 +88,7 @@ TEST(Quant, LumaDcDequantMatchesSpecFormula) {
       }
     const int ls = 16 * dequant_scale(qp % 6, 0);
     for (int i = 0; i < 16; ++i) {
-      int expect = qp >= 36 ? (f[i] * ls) << (qp / 6 - 6) : (f[i] * ls + (1 << (5 - qp / 6))) >> (6 - qp / 6);
+      int expect = qp >= 36 ? f[i] * ls * (1 << (qp / 6 - 6)) : (f[i] * ls + (1 << (5 - qp / 6))) >> (6 - qp / 6);
       ASSERT_EQ(out[i], expect) << "qp " << qp;
     }
   }
@@ -99,7 +99,7 @@ TEST(Quant, ChromaDcDequantMatchesSpecFormula) {
     int lev[4] = {5, -3, 2, 1}, out[4];
     dequant_dc2x2(lev, qp, out);
     const int f[4] = {5 - 3 + 2 + 1, 5 + 3 + 2 - 1, 5 - 3 - 2 - 1, 5 + 3 - 2 + 1};
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], ((f[i] * 16 * dequant_scale(qp % 6, 0)) << (qp / 6)) >> 5);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], (f[i] * 16 * dequant_scale(qp % 6, 0) * (1 << (qp / 6))) >> 5);
   }
 }
 

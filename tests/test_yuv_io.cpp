@@ -1,15 +1,19 @@
 // Frame readers (raw / y4m / gzip), padding to the coded size, short inputs, the cropped writer, OutputFile's
 // temporary-name protocol, and the PSNR helpers of lencod/report.h.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <csignal>
+#include <thread>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,7 +87,6 @@ TEST(YuvIo, RawWithHeaderPaddingAndShortInput) {
     const std::vector<uint8_t> f = make_frame(w, h, i);
     data.insert(data.end(), f.begin(), f.end());
   }
-  data.push_back(1);  // a partial trailing frame does not count
   write_bytes(d.file("a.yuv"), data);
   auto r = open_frame_reader(d.file("a.yuv"), w, h, 7);
   EXPECT_EQ(r->format(), InputFormat::Raw);
@@ -214,56 +217,145 @@ TEST(YuvIo, CroppedWriterInvertsThePadding) {
   EXPECT_TRUE(std::equal(src.begin(), src.end(), back.begin() + static_cast<std::ptrdiff_t>(src.size())));
 }
 
-TEST(OutputFileTest, CommitRenamesAndAbandonRemoves) {
+std::set<std::string> dir_entries(const std::string& dir) {
+  std::set<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.insert(n);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+std::string file_text(const std::string& path) {
+  std::vector<uint8_t> got;
+  if (!conf::read_file(path, &got)) return "<missing>";
+  return std::string(got.begin(), got.end());
+}
+
+class OutputFileTemp : public ::testing::TestWithParam<OutputFile::Temp> {};
+
+TEST_P(OutputFileTemp, CommitRenamesAndAbandonRemoves) {
   TempDir d("outfile");
-  std::string temp;
   {
-    OutputFile o(d.file("a.264"), "OutputFile");
-    temp = o.temp_path();
-    EXPECT_TRUE(conf::file_exists(temp));
-    EXPECT_FALSE(conf::file_exists(d.file("a.264")));  // invisible under its name until complete
+    OutputFile o(d.file("a.264"), "OutputFile", GetParam());
+    // Invisible under its name until complete; without O_TMPFILE under "<name>.tmp-<pid>", with it under no name.
+    EXPECT_EQ(dir_entries(d.path()),
+              o.unnamed() ? std::set<std::string>{} : std::set<std::string>{"a.264.tmp-" + std::to_string(getpid())});
+    if (GetParam() == OutputFile::Temp::kNamed) {
+      EXPECT_FALSE(o.unnamed());
+    }
     o.write("abc");
     o.commit();
   }
-  std::vector<uint8_t> got;
-  ASSERT_TRUE(conf::read_file(d.file("a.264"), &got));
-  EXPECT_EQ(std::string(got.begin(), got.end()), "abc");
-  EXPECT_FALSE(conf::file_exists(temp));
+  EXPECT_EQ(file_text(d.file("a.264")), "abc");
+  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
   {
-    OutputFile o(d.file("b.264"), "OutputFile");
-    temp = o.temp_path();
+    OutputFile o(d.file("b.264"), "OutputFile", GetParam());
     o.write("partial");
   }  // no commit: as on an error
-  EXPECT_FALSE(conf::file_exists(d.file("b.264")));
-  EXPECT_FALSE(conf::file_exists(temp));
-  // An existing file is only replaced on commit.
+  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  // An existing file is only replaced on commit, and keeps its permissions.
+  ASSERT_EQ(chmod(d.file("a.264").c_str(), 0640), 0);
   {
-    OutputFile o(d.file("a.264"), "OutputFile");
+    OutputFile o(d.file("a.264"), "OutputFile", GetParam());
     o.write("new");
   }
-  ASSERT_TRUE(conf::read_file(d.file("a.264"), &got));
-  EXPECT_EQ(std::string(got.begin(), got.end()), "abc");
+  EXPECT_EQ(file_text(d.file("a.264")), "abc");
+  {
+    OutputFile o(d.file("a.264"), "OutputFile", GetParam());
+    o.write("new");
+    o.commit();
+  }
+  EXPECT_EQ(file_text(d.file("a.264")), "new");
+  struct stat st;
+  ASSERT_EQ(stat(d.file("a.264").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Temp, OutputFileTemp,
+                         ::testing::Values(OutputFile::Temp::kAuto, OutputFile::Temp::kNamed),
+                         [](const ::testing::TestParamInfo<OutputFile::Temp>& i) {
+                           return i.param == OutputFile::Temp::kAuto ? std::string("Auto") : std::string("Named");
+                         });
+
+// The run's outputs are renamed together, and only when every one of them was written completely: a failure in
+// the last one (here a full disk, /dev/full) leaves every existing file as it was.
+TEST(OutputFileTest, CommitOutputsRenamesNothingWhenOneFails) {
+  TempDir d("outfile_all");
+  write_bytes(d.file("a.264"), {'o', 'l', 'd'});
+  {
+    OutputFile a(d.file("a.264"), "OutputFile");
+    OutputFile full("/dev/full", "StatsFile");
+    EXPECT_TRUE(full.direct());
+    a.write("new");
+    full.write("stats");  // buffered: the flush fails
+    try {
+      commit_outputs({&a, nullptr, &full});
+      ADD_FAILURE() << "commit of /dev/full succeeded";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(contains(e.what(), "StatsFile")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "/dev/full")) << e.what();
+    }
+    EXPECT_FALSE(a.committed());
+  }
+  EXPECT_EQ(file_text(d.file("a.264")), "old");
+  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  // And all of them when all succeed; a device (/dev/null) is written in place.
+  {
+    OutputFile a(d.file("a.264"), "OutputFile");
+    OutputFile b(d.file("b.yuv"), "ReconFile");
+    OutputFile null("/dev/null", "StatsFile");
+    a.write("A");
+    b.write("B");
+    null.write("nothing");
+    commit_outputs({&a, &b, &null});
+  }
+  EXPECT_EQ(file_text(d.file("a.264")), "A");
+  EXPECT_EQ(file_text(d.file("b.yuv")), "B");
+  EXPECT_EQ(dir_entries(d.path()), (std::set<std::string>{"a.264", "b.yuv"}));
+}
+
+TEST(OutputFileTest, SymbolicLinkKeepsPointingAtTheNewFile) {
+  TempDir d("outfile_link");
+  write_bytes(d.file("real.264"), {'o', 'l', 'd'});
+  ASSERT_EQ(symlink("real.264", d.file("link.264").c_str()), 0);
+  {
+    OutputFile o(d.file("link.264"), "OutputFile");
+    o.write("new");
+    o.commit();
+  }
+  struct stat st;
+  ASSERT_EQ(lstat(d.file("link.264").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(file_text(d.file("real.264")), "new");
 }
 
 TEST(OutputFileTest, SignalRemovesTemporaryFiles) {
-  TempDir d("outfile_sig");
-  const std::string name = d.file("a.264");
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // Child: a half-written output, then SIGTERM as from `kill` or Ctrl-C.
-    remove_temp_files_on_signal();
-    OutputFile o(name, "OutputFile");
-    o.write("half");
-    std::fflush(nullptr);
-    raise(SIGTERM);
-    _exit(0);  // not reached
+  for (OutputFile::Temp temp : {OutputFile::Temp::kNamed, OutputFile::Temp::kAuto}) {
+    TempDir d("outfile_sig");
+    const std::string name = d.file("a.264");
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // Child: half-written outputs, then SIGTERM as from `kill`.
+      install_signal_handlers("test");
+      OutputFile o(name, "OutputFile", temp);
+      OutputFile o2(d.file("b.yuv"), "ReconFile", temp);
+      o.write("half");
+      o2.write("half");
+      std::fflush(nullptr);
+      raise(SIGTERM);
+      _exit(0);  // not reached
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(child, &st, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "status " << st;
+    EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{});
   }
-  int st = 0;
-  ASSERT_EQ(waitpid(child, &st, 0), child);
-  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "status " << st;
-  EXPECT_FALSE(conf::file_exists(name));
-  EXPECT_FALSE(conf::file_exists(name + ".tmp-" + std::to_string(child)));
 }
 
 TEST(OutputFileTest, UnwritablePathFailsAtConstruction) {
@@ -273,6 +365,7 @@ TEST(OutputFileTest, UnwritablePathFailsAtConstruction) {
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(contains(e.what(), "/nonexistent/dir/x.264")) << e.what();
     EXPECT_TRUE(contains(e.what(), "OutputFile")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "No such file")) << e.what();
   }
   TempDir d("outfile_dir");
   try {
@@ -281,6 +374,238 @@ TEST(OutputFileTest, UnwritablePathFailsAtConstruction) {
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(contains(e.what(), "directory")) << e.what();
   }
+}
+
+// Issue 15: a raw input whose size is not a whole number of frames is an error that names the file, its size,
+// the frame size, the nearest sizes that would fit and picture sizes that divide it (a 640x480 file read as CIF).
+TEST(YuvIo, RawSizeNotAWholeNumberOfFramesIsAnError) {
+  TempDir d("yuvio_rawsize");
+  write_bytes(d.file("vga.yuv"), std::vector<uint8_t>(static_cast<size_t>(640 * 480 * 3 / 2) * 4, 7));
+  const std::string m = open_error(d.file("vga.yuv"), 352, 288);
+  EXPECT_TRUE(contains(m, "vga.yuv")) << m;
+  EXPECT_TRUE(contains(m, "1,843,200 bytes")) << m;
+  EXPECT_TRUE(contains(m, "352x288 frames (152,064 bytes each)")) << m;
+  EXPECT_TRUE(contains(m, "12 frames would be 1,824,768 bytes, 13 frames 1,976,832 bytes")) << m;
+  EXPECT_TRUE(contains(m, "640x480 (4 frames)")) << m;
+  // One byte too many after whole frames (a FramesToBeEncoded = -1 run would have dropped it silently).
+  std::vector<uint8_t> data = make_frame(16, 16, 0);
+  data.push_back(0);
+  write_bytes(d.file("extra.yuv"), data);
+  EXPECT_TRUE(contains(open_error(d.file("extra.yuv"), 16, 16), "not a whole number of 16x16 frames"));
+  // InputHeaderLength counts: 10 header bytes + one frame fits.
+  data.assign(10, 0);
+  const std::vector<uint8_t> f = make_frame(16, 16, 0);
+  data.insert(data.end(), f.begin(), f.end());
+  write_bytes(d.file("hdr.yuv"), data);
+  EXPECT_EQ(open_frame_reader(d.file("hdr.yuv"), 16, 16, 10)->count_frames(), 1);
+  EXPECT_TRUE(contains(open_error(d.file("hdr.yuv"), 16, 16, 4), "InputHeaderLength = 4"));
+}
+
+std::string y4m_file(const TempDir& d, const std::string& name, const std::string& text) {
+  write_bytes(d.file(name), std::vector<uint8_t>(text.begin(), text.end()));
+  return d.file(name);
+}
+
+// Issue 16: a y4m header's size has the same limits as SourceWidth/SourceHeight, with strict numbers; interlaced
+// y4m is refused; CRLF line ends are accepted.
+TEST(YuvIo, Y4mHeaderNumbersAreStrictAndLimited) {
+  TempDir d("yuvio_y4m_strict");
+  const struct {
+    const char* header;
+    const char* expect;
+  } bad[] = {
+      {"YUV4MPEG2 W100000 H100000 C420\n", "100000x100000"},
+      {"YUV4MPEG2 W100000 H16 C420\n", "[2, 16384]"},
+      {"YUV4MPEG2 W16386 H16 C420\n", "16386x16"},
+      {"YUV4MPEG2 W0 H16 C420\n", "0x16"},
+      {"YUV4MPEG2 W-16 H16 C420\n", "'W-16'"},
+      {"YUV4MPEG2 W16x H16 C420\n", "'W16x'"},
+      {"YUV4MPEG2 W+16 H16 C420\n", "'W+16'"},
+      {"YUV4MPEG2 W99999999999999999999 H16\n", "'W99999999999999999999'"},
+      {"YUV4MPEG2 H16 C420\n", "no W tag"},
+      {"YUV4MPEG2 W16 F30:1\n", "no H tag"},
+      {"YUV4MPEG2 W16 H16 Fabc\n", "'Fabc'"},
+      {"YUV4MPEG2 W16 H16 F30:0\n", "'F30:0'"},
+      {"YUV4MPEG2 W16 H16 It\n", "interlaced"},
+      {"YUV4MPEG2 W16 H16 Ib\n", "interlaced"},
+      {"YUV4MPEG2 W16 H16 Im\n", "interlaced"},
+      {"YUV4MPEG2 W16 H16 Ix\n", "'Ix'"},
+  };
+  int i = 0;
+  for (const auto& b : bad) {
+    const std::string m = open_error(y4m_file(d, "b" + std::to_string(i++) + ".y4m", b.header), 0, 0);
+    EXPECT_TRUE(contains(m, b.expect)) << b.header << " -> " << m;
+  }
+  // Progressive or unknown interlacing, CRLF line ends, F0:0 (rate unknown): accepted.
+  std::string s = "YUV4MPEG2 W16 H16 F0:0 I?\r\nFRAME\r\n";
+  const std::vector<uint8_t> f = make_frame(16, 16, 3);
+  s.append(f.begin(), f.end());
+  auto r = open_frame_reader(y4m_file(d, "crlf.y4m", s), 0, 0, 0);
+  EXPECT_EQ(r->width(), 16);
+  EXPECT_EQ(r->frame_rate(), 0.0);
+  EXPECT_EQ(r->count_frames(), 1);
+  Frame frame;
+  ASSERT_TRUE(r->read_frame(0, frame));
+  expect_frame(frame, 16, 16, 3);
+}
+
+TEST(YuvIo, Y4mCutInsideAFrameIsAnError) {
+  TempDir d("yuvio_y4m_cut");
+  std::string s = "YUV4MPEG2 W16 H16 C420\nFRAME\n";
+  const std::vector<uint8_t> f = make_frame(16, 16, 0);
+  s.append(f.begin(), f.end());
+  const std::string whole = s;
+  s += "FRAME\n";
+  s.append(f.begin(), f.begin() + 100);
+  auto r = open_frame_reader(y4m_file(d, "cut.y4m", s), 0, 0, 0);
+  try {
+    r->count_frames();
+    ADD_FAILURE() << "a cut last frame was counted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(contains(e.what(), "ends inside frame 1: 100 of its 384 bytes")) << e.what();
+  }
+  r = open_frame_reader(y4m_file(d, "cut2.y4m", whole + "FRA"), 0, 0, 0);
+  try {
+    r->count_frames();
+    ADD_FAILURE() << "a cut frame header was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(contains(e.what(), "inside the header of frame 1")) << e.what();
+  }
+}
+
+size_t open_descriptors() { return dir_entries("/proc/self/fd").size(); }
+
+// Issue 16: a rejected y4m header must not leak the file handle (a long-running process would run out of them).
+TEST(YuvIo, RejectedInputsCloseTheirFiles) {
+  TempDir d("yuvio_leak");
+  const std::string bad = y4m_file(d, "bad.y4m", "YUV4MPEG2 W16 H16 C444\n");
+  write_bytes(d.file("bad.yuv"), std::vector<uint8_t>(1001, 0));
+  const size_t before = open_descriptors();
+  for (int i = 0; i < 50; ++i) {
+    open_error(bad, 0, 0);
+    open_error(d.file("bad.yuv"), 16, 16);
+  }
+  EXPECT_EQ(open_descriptors(), before);
+}
+
+// A file named .yuv that holds YUV4MPEG2 is read as such (its first bytes decide), and a .y4m name that holds
+// something else is an error rather than raw samples.
+TEST(YuvIo, ContentDecidesBetweenRawAndY4m) {
+  TempDir d("yuvio_sniff");
+  std::string s = "YUV4MPEG2 W16 H16 F25:1\nFRAME\n";
+  const std::vector<uint8_t> f = make_frame(16, 16, 1);
+  s.append(f.begin(), f.end());
+  auto r = open_frame_reader(y4m_file(d, "misnamed.yuv", s), 176, 144, 0);
+  EXPECT_EQ(r->format(), InputFormat::Y4m);
+  EXPECT_EQ(r->count_frames(), 1);
+  write_bytes(d.file("raw.y4m"), make_frame(16, 16, 0));
+  EXPECT_TRUE(contains(open_error(d.file("raw.y4m"), 16, 16), "not a YUV4MPEG2 file"));
+}
+
+// Pipes (and the standard input) cannot seek: frames are read front to back, the count is known at the end, and
+// a cut last frame is an error there too.
+TEST(YuvIo, PipeInputRawAndY4m) {
+  TempDir d("yuvio_pipe");
+  auto feed = [&](const std::string& fifo, std::string bytes) {
+    EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    return std::thread([fifo, bytes] {
+      std::FILE* w = std::fopen(fifo.c_str(), "wb");
+      if (!w) return;
+      std::fwrite(bytes.data(), 1, bytes.size(), w);
+      std::fclose(w);
+    });
+  };
+  std::string y4m = "YUV4MPEG2 W18 H10 F30000:1001\n", raw;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<uint8_t> f = make_frame(18, 10, i);
+    y4m += "FRAME\n";
+    y4m.append(f.begin(), f.end());
+    raw.append(f.begin(), f.end());
+  }
+  {
+    std::thread t = feed(d.file("y4m.fifo"), y4m);
+    auto r = open_frame_reader(d.file("y4m.fifo"), 0, 0, 0);
+    EXPECT_EQ(r->format(), InputFormat::Y4m);
+    EXPECT_NEAR(r->frame_rate(), 30000.0 / 1001, 1e-9);
+    EXPECT_EQ(r->count_frames(), -1);
+    Frame f;
+    ASSERT_TRUE(r->read_frame(0, f));
+    expect_frame(f, 18, 10, 0);
+    ASSERT_TRUE(r->read_frame(2, f));  // skips frame 1 by reading it
+    expect_frame(f, 18, 10, 2);
+    EXPECT_FALSE(r->read_frame(3, f));
+    t.join();
+  }
+  {
+    std::thread t = feed(d.file("raw.fifo"), raw + "xyz");
+    auto r = open_frame_reader(d.file("raw.fifo"), 18, 10, 0);
+    EXPECT_EQ(r->format(), InputFormat::Raw);
+    EXPECT_EQ(r->count_frames(), -1);
+    Frame f;
+    ASSERT_TRUE(r->read_frame(1, f));
+    expect_frame(f, 18, 10, 1);
+    ASSERT_TRUE(r->read_frame(2, f));
+    try {
+      r->read_frame(3, f);
+      ADD_FAILURE() << "a cut last frame was dropped silently";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(contains(e.what(), "ends inside frame 3: 3 of its 270 bytes")) << e.what();
+    }
+    t.join();
+  }
+}
+
+TEST(YuvIo, GzipCutInsideAFrameIsAnError) {
+  TempDir d("yuvio_gzcut");
+  std::vector<uint8_t> data = make_frame(16, 16, 0);
+  data.resize(data.size() + 10, 0);
+  gzFile gz = gzopen(d.file("a.yuv.gz").c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  gzwrite(gz, data.data(), static_cast<unsigned>(data.size()));
+  gzclose(gz);
+  auto r = open_frame_reader(d.file("a.yuv.gz"), 16, 16, 0);
+  Frame f;
+  ASSERT_TRUE(r->read_frame(0, f));
+  try {
+    r->read_frame(1, f);
+    ADD_FAILURE() << "a cut last frame was dropped silently";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(contains(e.what(), "ends inside frame 1: 10 of its 384 bytes")) << e.what();
+  }
+}
+
+// ReconFile = *.y4m: a YUV4MPEG2 file the reader (and FFmpeg, tests/test_cli_errors.cpp) reads back.
+TEST(YuvIo, Y4mWriterRoundTrip) {
+  TempDir d("yuvio_y4mw");
+  const int w = 18, h = 10;
+  write_bytes(d.file("a.yuv"), [&] {
+    std::vector<uint8_t> v;
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<uint8_t> f = make_frame(w, h, i);
+      v.insert(v.end(), f.begin(), f.end());
+    }
+    return v;
+  }());
+  auto r = open_frame_reader(d.file("a.yuv"), w, h, 0);
+  {
+    OutputFile o(d.file("rec.y4m"), "ReconFile");
+    write_y4m_header(o, w, h, 30000.0 / 1001);
+    Frame f;
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(r->read_frame(i, f));
+      write_y4m_frame(f, o);
+    }
+    o.commit();
+  }
+  EXPECT_EQ(file_text(d.file("rec.y4m")).substr(0, 45), "YUV4MPEG2 W18 H10 F30000:1001 Ip A1:1 C420jpe");
+  auto back = open_frame_reader(d.file("rec.y4m"), 0, 0, 0);
+  EXPECT_NEAR(back->frame_rate(), 30000.0 / 1001, 1e-9);
+  EXPECT_EQ(back->count_frames(), 2);
+  Frame f;
+  ASSERT_TRUE(back->read_frame(1, f));
+  expect_frame(f, w, h, 1);
+  EXPECT_TRUE(is_y4m_name("x/rec.y4m"));
+  EXPECT_FALSE(is_y4m_name("rec.yuv"));
 }
 
 TEST(ReportPsnr, Jm19FormulaAndZeroSse) {

@@ -121,6 +121,10 @@ int main(int argc, char** argv) {
   int reps = 30;
   bool twin_all = false, no_twin = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)
+  if (argc > 1 && !std::strcmp(argv[1], "--version")) {
+    std::printf("bench_gpu %s\n", gme::version_string().c_str());
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--twin-all")) twin_all = true;

@@ -25,6 +25,7 @@
 #include "common/dsp.h"
 #include "common/dsp_check.h"
 #include "common/frame.h"
+#include "common/version.h"
 #include "me/me_sources.h"
 #include "me/motion_search.h"
 #include "encoder/mvpred.h"
@@ -143,6 +144,10 @@ Timing best_picture(const DspFuncs& dsp, const Plane& cur, const Plane& ref, int
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--version") {
+    std::printf("bench_me %s\n", version_string().c_str());
+    return 0;
+  }
   const int pictures = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const int w = 640, h = 480, sr = 32;
   Plane ref, cur;

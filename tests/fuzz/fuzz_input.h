@@ -1,0 +1,71 @@
+// What the input-reader harnesses share: arbitrary bytes as a file (a memfd, seekable), as the standard input (a
+// pipe: read front to back), or as a gzip file, then every frame read the way lencod reads them.
+#pragma once
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "common/frame.h"
+#include "common/yuv_io.h"
+
+namespace gme::fuzz {
+
+enum class Via { kFile, kPipe, kGzipFile };
+
+// Reads what open_frame_reader(path...) gives: the count, then frames start, start + step, ... (at most 64).
+// A std::runtime_error (a bad header, a cut frame) is the expected answer to bad bytes.
+inline void read_all(const std::string& path, int w, int h, int header, int step) {
+  try {
+    std::unique_ptr<FrameReader> r = open_frame_reader(path, w, h, header);
+    r->count_frames();
+    Frame f;
+    for (int64_t i = 0, n = 0; n < 64 && r->read_frame(i, f); i += step, ++n) {
+    }
+    r->count_frames();
+  } catch (const std::runtime_error&) {
+  }
+}
+
+// Runs read_all on `bytes` delivered `via` a file, a pipe or a .gz file.
+inline void read_bytes(const std::string& bytes, Via via, int w, int h, int header, int step) {
+  if (via == Via::kPipe && bytes.size() < 65536) {  // one write fills the pipe: no writer thread needed
+    int p[2];
+    if (pipe(p) != 0) return;
+    const ssize_t n = write(p[1], bytes.data(), bytes.size());
+    close(p[1]);
+    const int saved = dup(STDIN_FILENO);
+    dup2(p[0], STDIN_FILENO);
+    close(p[0]);
+    if (n == static_cast<ssize_t>(bytes.size())) read_all("-", w, h, header, step);
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    return;
+  }
+  if (via == Via::kGzipFile) {
+    static const std::string dir = [] {
+      const char* t = std::getenv("TMPDIR");
+      std::string tmpl = std::string(t && *t ? t : "/tmp") + "/gme_fuzz_XXXXXX";
+      return std::string(mkdtemp(&tmpl[0]) ? tmpl.c_str() : ".");
+    }();
+    const std::string path = dir + "/in.yuv.gz";
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    const bool ok = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    close(fd);
+    if (ok) read_all(path, w, h, header, step);
+    return;
+  }
+  const int fd = memfd_create("fuzz_input", MFD_CLOEXEC);
+  if (fd < 0) return;
+  if (write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()))
+    read_all("/proc/self/fd/" + std::to_string(fd), w, h, header, step);
+  close(fd);
+}
+
+}  // namespace gme::fuzz

@@ -1,0 +1,8 @@
+// libFuzzer harness: bdrate's reader of the lencod console output, ours or JM's (rd/rd_input.h),
+// with row filters from a first line "spec:#KEY=VALUE,...". Seeds: tests/fuzz/corpus/fuzz_rd_console/.
+#include "tests/fuzz/fuzz_rd.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  gme::fuzz::parse_as(data, size, gme::RdFormat::kConsoleLog);
+  return 0;
+}

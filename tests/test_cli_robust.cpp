@@ -1,0 +1,574 @@
+// bin/lencod as a process under hostile conditions (issue 16) and the conventions users expect (issue 15): signals,
+// closed pipes, file-size limits, read-only outputs, input from a pipe, y4m limits, a byte order mark, wrong raw
+// frame sizes, several bad values at once, --version, a y4m ReconFile. Each test starts the real program, in a
+// fresh directory, and looks at its exit status, its stderr and what it left in the directory.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/version.h"
+#include "tests/conformance_util.h"
+
+namespace gme {
+namespace {
+
+using conf::TempDir;
+
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return p;
+  return std::string(cwd) + "/" + p;
+}
+
+std::string program(const std::string& name) { return absolute(conf::bin_dir()) + "/" + name; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+std::set<std::string> list_dir(const std::string& dir) {
+  std::set<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.insert(n);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// Packed 4:2:0 frames of a simple pattern.
+std::string clip(int w, int h, int frames) {
+  std::string v;
+  for (int f = 0; f < frames; ++f)
+    for (int i = 0; i < w * h * 3 / 2; ++i) v.push_back(static_cast<char>((i * 7 + f * 13 + (i / w) * 3) & 0xff));
+  return v;
+}
+
+std::string y4m_clip(int w, int h, int frames, const std::string& tags = "F25:1 C420jpeg", const char* eol = "\n") {
+  std::string v = "YUV4MPEG2 W" + std::to_string(w) + " H" + std::to_string(h) + " " + tags + eol;
+  const std::string raw = clip(w, h, frames);
+  const size_t fb = static_cast<size_t>(w) * h * 3 / 2;
+  for (int f = 0; f < frames; ++f) v += std::string("FRAME") + eol + raw.substr(f * fb, fb);
+  return v;
+}
+
+// How a child runs: its stdin (a pipe the test writes, or /dev/null), its stdout (a file, or a pipe the test
+// reads), signals it inherits as ignored, its user, a file-size limit.
+struct Spawn {
+  bool stdin_pipe = false;
+  bool stdout_pipe = false;
+  bool ignore_hup = false;
+  uid_t uid = static_cast<uid_t>(-1);
+  long fsize_limit = -1;  // RLIMIT_FSIZE in bytes
+};
+
+struct Child {
+  pid_t pid = -1;
+  int in = -1;   // write end of its stdin
+  int out = -1;  // read end of its stdout
+  std::string out_file, err_file;
+
+  void close_in() {
+    if (in >= 0) close(in);
+    in = -1;
+  }
+  void close_out() {
+    if (out >= 0) close(out);
+    out = -1;
+  }
+  bool write_in(const std::string& bytes) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(in, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // Waits up to 60 s for its stdout file to contain `text`; false at once when it has ended.
+  bool wait_for_output(const std::string& text) {
+    for (int i = 0; i < 6000; ++i) {
+      if (contains(read_text(out_file), text)) return true;
+      if (status < 0 && waitpid(pid, &status, WNOHANG) != pid) status = -1;
+      if (status >= 0) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  int wait() {
+    close_in();
+    close_out();
+    if (status < 0 && waitpid(pid, &status, 0) != pid) return -1;
+    return status;
+  }
+  int status = -1;  // wait status once it has ended
+};
+
+// Starts `exe args...` in `dir`; stdout and stderr go to files in `logs` unless piped.
+Child spawn(const std::string& exe, const std::vector<std::string>& args, const TempDir& dir, const TempDir& logs,
+            const Spawn& how = Spawn()) {
+  Child c;
+  c.out_file = logs.file("out.txt");
+  c.err_file = logs.file("err.txt");
+  std::vector<std::string> words = {exe};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(&w[0]);
+  argv.push_back(nullptr);
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
+  if (how.stdin_pipe && pipe(in_pipe) != 0) return c;
+  if (how.stdout_pipe && pipe(out_pipe) != 0) return c;
+  const std::string dir_path = dir.path(), out_file = c.out_file, err_file = c.err_file;
+  c.pid = fork();
+  if (c.pid == 0) {
+    // Only async-signal-safe calls until exec.
+    if (chdir(dir_path.c_str()) != 0) _exit(127);
+    const int in = how.stdin_pipe ? in_pipe[0] : open("/dev/null", O_RDONLY);
+    const int out = how.stdout_pipe ? out_pipe[1] : open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (how.stdin_pipe) close(in_pipe[1]);
+    if (how.stdout_pipe) close(out_pipe[0]);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT would leave a core file in the directory
+    if (how.fsize_limit >= 0) {
+      struct rlimit fsize = {static_cast<rlim_t>(how.fsize_limit), static_cast<rlim_t>(how.fsize_limit)};
+      setrlimit(RLIMIT_FSIZE, &fsize);
+    }
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, SIGPIPE, SIGXFSZ}) signal(sig, SIG_DFL);
+    if (how.ignore_hup) signal(SIGHUP, SIG_IGN);  // as nohup does
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (how.uid != static_cast<uid_t>(-1) && (setgid(how.uid) != 0 || setuid(how.uid) != 0)) _exit(126);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (how.stdin_pipe) {
+    close(in_pipe[0]);
+    c.in = in_pipe[1];
+  }
+  if (how.stdout_pipe) {
+    close(out_pipe[1]);
+    c.out = out_pipe[0];
+  }
+  return c;
+}
+
+struct Result {
+  int status = -1;  // exit status, or -1 when killed by a signal
+  std::string out, err;
+};
+
+Result run(const std::string& exe, const std::vector<std::string>& args, const TempDir& dir, const TempDir& logs,
+        const Spawn& how = Spawn()) {
+  Child c = spawn(exe, args, dir, logs, how);
+  const int st = c.wait();
+  Result r;
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = read_text(c.out_file);
+  r.err = read_text(c.err_file);
+  return r;
+}
+
+std::vector<std::string> p_args(const std::vector<std::string>& settings) {
+  std::vector<std::string> a;
+  for (const std::string& s : settings) {
+    a.push_back("-p");
+    a.push_back(s);
+  }
+  return a;
+}
+
+class CliRobust : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(program("lencod").c_str(), X_OK) != 0) GTEST_FAIL() << program("lencod") << " not built";
+  }
+  Result lencod(const std::vector<std::string>& settings, const Spawn& how = Spawn()) {
+    return run(program("lencod"), p_args(settings), dir, logs, how);
+  }
+  TempDir dir{"robust"};
+  TempDir logs{"robust_logs"};
+};
+
+// ---- Issue 16 defect 1: a failed commit leaves every existing output as it was.
+
+TEST_F(CliRobust, FileSizeLimitInTheLastOutputLeavesOldOutputsUntouched) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  write_text(dir.file("o.264"), "old stream");
+  write_text(dir.file("r.yuv"), "old recon");
+  // 600 bytes: the stream (~50) and the reconstruction (384) fit, the statistics (~2 KB) do not. SIGXFSZ is
+  // ignored, so the limit is a write error, found before anything is renamed.
+  Spawn how;
+  how.fsize_limit = 600;
+  const Result r = lencod({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "QPISlice=51", "OutputFile=o.264",
+                        "ReconFile=r.yuv", "StatsFile=s.jsonl"},
+                       how);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: error: cannot write StatsFile 's.jsonl': File too large")) << r.err;
+  EXPECT_EQ(read_text(dir.file("o.264")), "old stream");
+  EXPECT_EQ(read_text(dir.file("r.yuv")), "old recon");
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264", "r.yuv"}));
+}
+
+TEST_F(CliRobust, FullDiskInTheLastOutputLeavesOldOutputsUntouched) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  write_text(dir.file("o.264"), "old stream");
+  const Result r = lencod({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "OutputFile=o.264",
+                        "StatsFile=/dev/full"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: error: cannot write StatsFile '/dev/full': No space left on device")) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(read_text(dir.file("o.264")), "old stream");
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264"}));
+}
+
+// ---- Issue 16 defects 2 and 3, issue 15 Ctrl-C: signals.
+
+// lencod reading frames from a pipe, stopped after its first picture: a signal then finds it mid-encode with every
+// output open.
+class Signals : public CliRobust {
+ protected:
+  Child start(const Spawn& extra = Spawn()) {
+    Spawn how = extra;
+    how.stdin_pipe = true;
+    Child c = spawn(program("lencod"),
+                    p_args({"InputFile=-", "SourceWidth=32", "SourceHeight=32", "FramesToBeEncoded=3",
+                            "OutputFile=o.264", "ReconFile=r.yuv", "StatsFile=s.jsonl"}),
+                    dir, logs, how);
+    EXPECT_GT(c.pid, 0);
+    EXPECT_TRUE(c.write_in(clip(32, 32, 1)));
+    EXPECT_TRUE(c.wait_for_output("00000(IDR)")) << read_text(c.out_file) << read_text(c.err_file);
+    return c;
+  }
+};
+
+TEST_F(Signals, EachFatalSignalLeavesNoFileBehind) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, SIGKILL}) {
+    Child c = start();
+    kill(c.pid, sig);
+    const int st = c.wait();
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == sig) << strsignal(sig) << ": status " << st;
+    EXPECT_EQ(list_dir(dir.path()), std::set<std::string>{}) << strsignal(sig);
+    if (sig != SIGKILL) {
+      EXPECT_EQ(read_text(c.err_file), "lencod: interrupted at frame 1 of 3; outputs removed\n") << strsignal(sig);
+    }
+  }
+}
+
+TEST_F(Signals, NohupKeepsEncodingThroughSighup) {
+  Spawn how;
+  how.ignore_hup = true;
+  Child c = start(how);
+  kill(c.pid, SIGHUP);
+  EXPECT_TRUE(c.write_in(clip(32, 32, 2)));
+  const int st = c.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << ": " << read_text(c.err_file);
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"o.264", "r.yuv", "s.jsonl"}));
+}
+
+// `lencod ... | head`: the console's reader goes away mid-encode. The console is only information: the encode goes
+// on and commits its outputs (SIGPIPE would have killed it with its temporary files in place).
+TEST_F(Signals, ConsoleToAClosedPipeStillCommitsTheOutputs) {
+  Spawn how;
+  how.stdin_pipe = true;
+  how.stdout_pipe = true;
+  Child c = spawn(program("lencod"),
+                  p_args({"InputFile=-", "SourceWidth=32", "SourceHeight=32", "FramesToBeEncoded=3",
+                          "OutputFile=o.264", "ReconFile=r.yuv"}),
+                  dir, logs, how);
+  ASSERT_GT(c.pid, 0);
+  char buf[16];
+  ASSERT_GT(read(c.out, buf, sizeof buf), 0);  // it has started
+  c.close_out();
+  EXPECT_TRUE(c.write_in(clip(32, 32, 3)));
+  const int st = c.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << ": " << read_text(c.err_file);
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"o.264", "r.yuv"}));
+}
+
+// The stream itself to a closed pipe: an ordinary write error, no other output committed.
+TEST_F(Signals, StreamToAClosedPipeIsAWriteError) {
+  write_text(dir.file("in.yuv"), clip(32, 32, 2));
+  Spawn how;
+  how.stdout_pipe = true;
+  Child c = spawn(program("lencod"),
+                  p_args({"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "FramesToBeEncoded=2",
+                          "OutputFile=/dev/stdout", "ReconFile=r.yuv"}),
+                  dir, logs, how);
+  ASSERT_GT(c.pid, 0);
+  c.close_out();
+  const int st = c.wait();
+  const std::string err = read_text(c.err_file);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "status " << st << ": " << err;
+  EXPECT_TRUE(contains(err, "lencod: error: cannot write OutputFile '/dev/stdout': Broken pipe")) << err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv"}));
+}
+
+// ---- Issue 16 defect 8: an existing output the user may not write is refused, as cp refuses it.
+
+TEST_F(CliRobust, ReadOnlyExistingOutputIsRefused) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  write_text(dir.file("o.264"), "read-only");
+  ASSERT_EQ(chmod(dir.file("o.264").c_str(), 0444), 0);
+  Spawn how;
+  if (geteuid() == 0) {
+    // root may write any file: run as nobody in a folder anyone may write, so that only the file is protected.
+    how.uid = 65534;
+    ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+    ASSERT_EQ(chmod(logs.path().c_str(), 0777), 0);
+    ASSERT_EQ(chmod(dir.file("in.yuv").c_str(), 0644), 0);
+  }
+  std::string exe = program("lencod");
+  if (how.uid != static_cast<uid_t>(-1)) {
+    // The checkout may sit in a folder nobody cannot enter (mktemp -d): run a copy from the logs folder.
+    exe = logs.file("lencod");
+    ASSERT_EQ(std::system(("cp " + conf::shell_quote(program("lencod")) + " " + conf::shell_quote(exe)).c_str()), 0);
+    ASSERT_EQ(chmod(exe.c_str(), 0755), 0);
+  }
+  const Result r = run(exe, p_args({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "OutputFile=o.264"}),
+                       dir, logs, how);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: error: cannot write OutputFile 'o.264': Permission denied")) << r.err;
+  EXPECT_TRUE(contains(r.err, "read-only")) << r.err;
+  EXPECT_EQ(read_text(dir.file("o.264")), "read-only");
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264"}));
+}
+
+// ---- Issue 16 defects 4 and 7: y4m limits, interlacing, CRLF; a byte order mark in a cfg.
+
+TEST_F(CliRobust, Y4mHeaderLimitsAndInterlacing) {
+  write_text(dir.file("wide.y4m"), "YUV4MPEG2 W100000 H16 F25:1 C420jpeg\nFRAME\n");
+  Result r = lencod({"InputFile=wide.y4m", "OutputFile=o.264"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "100000x16 (Y4M header) is not supported")) << r.err;
+  EXPECT_TRUE(contains(r.err, "[2, 16384]")) << r.err;
+  write_text(dir.file("tff.y4m"), y4m_clip(16, 16, 1, "F25:1 It C420jpeg"));
+  r = lencod({"InputFile=tff.y4m", "OutputFile=o.264"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "interlaced YUV4MPEG2 ('It') is not supported")) << r.err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"wide.y4m", "tff.y4m"}));
+  // Windows line ends.
+  write_text(dir.file("crlf.y4m"), y4m_clip(16, 16, 2, "F25:1 C420jpeg", "\r\n"));
+  r = lencod({"InputFile=crlf.y4m", "FramesToBeEncoded=-1", "OutputFile=o.264"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "00001( P )")) << r.out;
+}
+
+TEST_F(CliRobust, ConfigFileWithByteOrderMark) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  write_text(dir.file("bom.cfg"), "\xEF\xBB\xBFInputFile = in.yuv\nSourceWidth = 16\nSourceHeight = 16\n");
+  const Result r = run(program("lencod"), {"-d", "bom.cfg", "-p", "OutputFile=o.264"}, dir, logs);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(conf::file_exists(dir.file("o.264")));
+}
+
+// ---- Issue 15 defect 1: a raw input that is not a whole number of frames.
+
+TEST_F(CliRobust, RawSizeNotAWholeNumberOfFramesIsAnError) {
+  write_text(dir.file("vga.yuv"), clip(640, 480, 2));
+  Result r = lencod({"InputFile=vga.yuv", "SourceWidth=352", "SourceHeight=288", "OutputFile=o.264"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "input 'vga.yuv' (921,600 bytes) is not a whole number of 352x288 frames")) << r.err;
+  EXPECT_TRUE(contains(r.err, "640x480 (2 frames)")) << r.err;
+  // FramesToBeEncoded = -1 must not drop a trailing partial frame either.
+  write_text(dir.file("tail.yuv"), clip(16, 16, 3) + "xyz");
+  r = lencod({"InputFile=tail.yuv", "SourceWidth=16", "SourceHeight=16", "FramesToBeEncoded=-1", "OutputFile=o.264"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "not a whole number of 16x16 frames")) << r.err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"vga.yuv", "tail.yuv"}));
+}
+
+// ---- Issue 15 conventions.
+
+// Input from a pipe, raw or y4m: the same stream as from the file. FramesToBeEncoded = -1 codes until its end.
+TEST_F(CliRobust, InputFromAPipeGivesTheSameStream) {
+  const std::string y4m = y4m_clip(32, 32, 3);
+  write_text(dir.file("in.y4m"), y4m);
+  Result r = lencod({"InputFile=in.y4m", "FramesToBeEncoded=3", "OutputFile=file.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"-", "/dev/stdin"}) {
+    Spawn how;
+    how.stdin_pipe = true;
+    Child c = spawn(program("lencod"),
+                    p_args({std::string("InputFile=") + name, "FramesToBeEncoded=-1", "OutputFile=pipe.264"}), dir,
+                    logs, how);
+    EXPECT_TRUE(c.write_in(y4m));
+    const int st = c.wait();
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << name << ": " << read_text(c.err_file);
+    EXPECT_EQ(read_text(dir.file("pipe.264")), read_text(dir.file("file.264"))) << name;
+    EXPECT_TRUE(contains(read_text(c.out_file), "all (until the end of the input)")) << name;
+  }
+  // Raw from a pipe, and a pipe that ends inside a frame.
+  const std::string raw = clip(32, 32, 3);
+  write_text(dir.file("in.yuv"), raw);
+  r = lencod({"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "FramesToBeEncoded=3", "OutputFile=file.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& tail : {std::string(), std::string("xy")}) {
+    Spawn how;
+    how.stdin_pipe = true;
+    Child c = spawn(program("lencod"),
+                    p_args({"InputFile=-", "SourceWidth=32", "SourceHeight=32", "FramesToBeEncoded=-1",
+                            "OutputFile=pipe.264"}),
+                    dir, logs, how);
+    EXPECT_TRUE(c.write_in(raw + tail));
+    const int st = c.wait();
+    if (tail.empty()) {
+      ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_text(c.err_file);
+      EXPECT_EQ(read_text(dir.file("pipe.264")), read_text(dir.file("file.264")));
+    } else {
+      EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+      EXPECT_TRUE(contains(read_text(c.err_file), "input '-' ends inside frame 3: 2 of its 1536 bytes"))
+          << read_text(c.err_file);
+    }
+  }
+}
+
+// FFmpeg's y4m pipe into lencod, as users write it.
+TEST_F(CliRobust, FfmpegPipeIntoLencod) {
+  if (std::system("ffmpeg -version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ffmpeg not installed";
+  const std::string lencod = conf::shell_quote(program("lencod"));
+  const std::string cmd = "cd " + conf::shell_quote(dir.path()) +
+                          " && ffmpeg -v error -f lavfi -i testsrc=size=64x48:rate=25 -frames:v 4 -pix_fmt yuv420p"
+                          " -f yuv4mpegpipe - | " + lencod +
+                          " -p InputFile=- -p FramesToBeEncoded=-1 -p OutputFile=o.264 >" +
+                          conf::shell_quote(logs.file("out.txt")) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(logs.file("out.txt"));
+  EXPECT_TRUE(contains(read_text(logs.file("out.txt")), "00003( P )")) << read_text(logs.file("out.txt"));
+}
+
+// ReconFile = *.y4m is a YUV4MPEG2 file FFmpeg reads, with the same pictures as the raw reconstruction.
+TEST_F(CliRobust, Y4mReconFileIsReadByFfmpeg) {
+  write_text(dir.file("in.yuv"), clip(48, 32, 3));
+  const std::vector<std::string> common = {"InputFile=in.yuv", "SourceWidth=48", "SourceHeight=32",
+                                           "FramesToBeEncoded=3", "FrameRate=29.97", "OutputFile=o.264"};
+  std::vector<std::string> a = common, b = common;
+  a.push_back("ReconFile=r.yuv");
+  b.push_back("ReconFile=r.y4m");
+  ASSERT_EQ(lencod(a).status, 0);
+  const Result r = lencod(b);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string y4m = read_text(dir.file("r.y4m"));
+  EXPECT_EQ(y4m.substr(0, y4m.find('\n')), "YUV4MPEG2 W48 H32 F2997:100 Ip A1:1 C420jpeg");
+  if (std::system("ffprobe -version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ffmpeg not installed";
+  const std::string d = conf::shell_quote(dir.path());
+  const conf::CommandResult probe = conf::run_command(
+      "ffprobe -v error -show_entries stream=width,height,pix_fmt,r_frame_rate -of csv=p=0 " + d + "/r.y4m");
+  EXPECT_EQ(probe.status, 0) << probe.output;
+  EXPECT_EQ(probe.output, "48,32,yuv420p,2997/100\n");
+  const conf::CommandResult conv =
+      conf::run_command("ffmpeg -v error -i " + d + "/r.y4m -f rawvideo -pix_fmt yuv420p " + d + "/back.yuv");
+  ASSERT_EQ(conv.status, 0) << conv.output;
+  EXPECT_EQ(read_text(dir.file("back.yuv")), read_text(dir.file("r.yuv")));
+}
+
+TEST_F(CliRobust, EmptyStatsFileSwitchesItOff) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  const Result r = lencod({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "OutputFile=o.264", "StatsFile="});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264"}));
+}
+
+TEST_F(CliRobust, EveryBadValueIsReportedInOneRun) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  write_text(dir.file("bad.cfg"), "QPISlice = 60\nSymbolMode = 1\nSearchRange = x\nNumberBFrames = 2\n");
+  const Result r = run(program("lencod"),
+                    {"-d", "bad.cfg", "-p", "InputFile=in.yuv", "-p", "GPUTopK=0", "-p", "OutputFile=o.264"}, dir,
+                    logs);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(count_lines(r.err), 5) << r.err;
+  for (const char* part : {"lencod: error: QPISlice = 60 (bad.cfg:1)", "lencod: error: SymbolMode = 1 (bad.cfg:2)",
+                           "lencod: error: SearchRange = 'x' (bad.cfg:3)", "lencod: error: NumberBFrames = 2 (bad.cfg:4)",
+                           "lencod: error: GPUTopK = 0 (-p 'GPUTopK=0')"})
+    EXPECT_TRUE(contains(r.err, part)) << part << " missing in:\n" << r.err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "bad.cfg"}));
+}
+
+// ---- Issue 15 defect 5: provenance.
+
+TEST_F(CliRobust, EveryProgramAnswersVersion) {
+  const std::string v = version_string();
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"lencod", "--version"}, {"lencod", "-V"}, {"synth", "--version"}, {"bench_me", "--version"},
+           {"bench_gpu", "--version"}}) {
+    const Result r = run(program(cmd[0]), {cmd[1]}, dir, logs);
+    EXPECT_EQ(r.status, 0) << cmd[0] << " " << cmd[1] << ": " << r.err;
+    EXPECT_EQ(r.out, cmd[0] + " " + v + "\n") << cmd[0] << " " << cmd[1];
+  }
+  EXPECT_EQ(v.rfind("gme264 ", 0), 0u) << v;
+}
+
+TEST_F(CliRobust, VersionInTheBannerAndTheStatsFile) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 1));
+  const Result r = lencod({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "OutputFile=o.264",
+                        "StatsFile=s.jsonl"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, " Version                           : " + version_string() + "\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, " CPU                               : " + cpu_description() + "\n")) << r.out;
+  const std::string stats = read_text(dir.file("s.jsonl"));
+  EXPECT_TRUE(contains(stats, ",\"version\":\"" + version_string() + "\",\"cpu\":\"" + cpu_description() +
+                                  "\",\"gpu\":null,"))
+      << stats;
+}
+
+// ---- Issue 15 defect 7: what GPUIntegerME = 1 says without a GPU; one warning prefix.
+
+TEST_F(CliRobust, NoGpuIsSaidPlainly) {
+  write_text(dir.file("in.yuv"), clip(16, 16, 2));
+  const Result r = lencod({"InputFile=in.yuv", "SourceWidth=16", "SourceHeight=16", "FramesToBeEncoded=2",
+                        "GPUIntegerME=1", "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "Warning:")) << r.err;
+  EXPECT_FALSE(contains(r.err, "insufficient")) << r.err;
+#ifndef GME_HAVE_CUDA
+  EXPECT_FALSE(contains(r.out, "starting CUDA device")) << r.out;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: GPUIntegerME = 1 runs on the CPU twin: built without CUDA")) << r.err;
+#else
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY)) {
+    dlclose(driver);
+    GTEST_SKIP() << "an NVIDIA driver is installed: the message for its absence cannot be seen here";
+  }
+  EXPECT_TRUE(contains(r.err, "lencod: warning: GPUIntegerME = 1 runs on the CPU twin: no NVIDIA driver found")) << r.err;
+#endif
+}
+
+}  // namespace
+}  // namespace gme
