@@ -78,8 +78,8 @@ struct EncoderState {
   int idr_count = 0;         // IDR pictures so far (idr_pic_id)
   int next_frame_id = 0;
 
-  // Integer motion estimation backend (GPUIntegerME = 1: created once). CUDA context creation takes about 0.3 s,
-  // so it starts on a background thread when the encoder is built and overlaps reading the input and coding the
+  // Integer motion estimation backend (GPUIntegerME = 1: created once). CUDA context creation takes longer than
+  // coding a picture, so it starts on a background thread when the encoder is built and overlaps reading the input and coding the
   // first I picture; picture_search_ready() waits for it where a P picture first needs it.
   PictureSearchFactory make_picture_search;
   std::unique_ptr<PictureIntegerSearch> picture_search;
@@ -89,8 +89,8 @@ struct EncoderState {
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
-  // Reconstructions and half-pel planes of pictures that left the reference list, for the next pictures: a fresh
-  // 640x480 picture's planes (1.7 MB) cost ~0.9 ms of page faults on the VM, more than building them (0.6 ms).
+  // Reconstructions and half-pel planes of pictures that left the reference list, for the next pictures: the page
+  // faults of fresh planes cost more than building them.
   std::vector<std::shared_ptr<Frame>> free_frames;
   std::vector<std::shared_ptr<HalfpelPlanes>> free_planes;
 };

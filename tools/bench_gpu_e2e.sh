@@ -32,8 +32,8 @@ if want time; then
     n=$e2e_frames; [ "$n" = "-1" ] && n=$(clip_frames "$clip")
     [ -n "$n" ] || { echo "bench_gpu_e2e: $clip is not in sequences/manifest.csv"; continue; }
     echo "== A. end-to-end time: $clip, $n frames, one encode at a time"
-    # Raw input, as JM users time it: gunzip of a .yuv.gz clip costs ~2.5 ms per 640x480 frame, a quarter of what
-    # the GPU run's whole frame may take.
+    # Raw input, as JM users time it: inflating a .yuv.gz clip would be a large share of the GPU run's time per
+    # frame.
     file=$(awk -F, -v n="$clip" '$1 == n { print $2 }' sequences/manifest.csv)
     size=$(awk -F, -v n="$clip" '$1 == n { print $3 "x" $4 }' sequences/manifest.csv)
     raw=$(mktemp -d)/$clip.yuv
