@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 
+#include "common/text_fields.h"
+
 namespace gme {
 namespace {
 
@@ -180,23 +182,6 @@ double seconds_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string json_text(const std::string& s) {
-  std::string o = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
-}
-
 std::string json_joules(const EnergySource& s) {
   if (!s.measured || !std::isfinite(s.joules)) return "null";
   char b[48];
@@ -357,8 +342,8 @@ std::string energy_json_members(const EnergyReading& r) {
   char interval[48];
   std::snprintf(interval, sizeof interval, "%.6f", r.interval_s);
   return std::string(",\"energy_interval_s\":") + interval + ",\"energy_gpu_j\":" + json_joules(r.gpu) +
-         ",\"energy_gpu\":" + json_text(r.gpu.what) + ",\"energy_cpu_j\":" + json_joules(r.cpu) +
-         ",\"energy_cpu\":" + json_text(r.cpu.what);
+         ",\"energy_gpu\":" + json_string(r.gpu.what) + ",\"energy_cpu_j\":" + json_joules(r.cpu) +
+         ",\"energy_cpu\":" + json_string(r.cpu.what);
 }
 
 std::vector<std::string> nvidia_gpu_names(std::string* why, const EnergyProbe& probe) {

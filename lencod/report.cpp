@@ -59,28 +59,6 @@ double psnr_from_sse(double sse, int64_t samples) {
   return 10.0 * std::log10(255.0 * 255.0 * static_cast<double>(samples) / (sse < 1.0 ? 1.0 : sse));
 }
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          o += b;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o + "\"";
-}
-
 Report::Report(const EncoderParams& p, std::ostream& console, OutputFile* stats, const DspFuncs& dsp)
     : p_(p), con_(console), stats_(stats), plane_ssd_(dsp.plane_ssd), simd_(cpu_flags_name(dsp.cpu)) {}
 

@@ -9,6 +9,7 @@
 #include "common/dsp.h"
 #include "common/frame.h"
 #include "common/mbinfo.h"
+#include "common/text_fields.h"
 #include "encoder/encoder.h"
 #include "encoder/params.h"
 #include "lencod/report_jm.h"
@@ -26,9 +27,6 @@ double psnr_from_sse(double sse, int64_t samples);
 
 // Combined PSNR of the seed paper (Eq. 2): (4 PSNR_Y + PSNR_U + PSNR_V) / 6.
 inline double psnr_yuv(double y, double u, double v) { return (4.0 * y + u + v) / 6.0; }
-
-// JSON string literal of s (quotes included).
-std::string json_string(const std::string& s);
 
 class Report {
  public:

@@ -23,25 +23,6 @@
 namespace gme {
 namespace {
 
-std::string json_quote(const std::string& s) {
-  std::string o = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
-}
-
 std::string host_name() {
   char h[256] = {};
   ::gethostname(h, sizeof h - 1);
@@ -226,20 +207,20 @@ bool compute_fingerprints(const SweepOptions& o, const std::vector<SweepSequence
 
 bool write_point_record(const SweepPoint& p, const PointRecord& r, std::string* error) {
   std::string warnings = "[";
-  for (size_t i = 0; i < r.warnings.size(); i++) warnings += (i ? "," : "") + json_quote(r.warnings[i]);
+  for (size_t i = 0; i < r.warnings.size(); i++) warnings += (i ? "," : "") + json_string(r.warnings[i]);
   warnings += "]";
   char wall[32];
   std::snprintf(wall, sizeof wall, "%.3f", r.wall_s);
   const std::string text =
-      "{\"point\":" + json_quote(p.id()) + ",\n \"command\":" + json_quote(r.command) +
-      ",\n \"encoder_sha256\":" + json_quote(r.encoder_sha256) + ",\n \"cfg_sha256\":" + json_quote(r.cfg_sha256) +
-      ",\n \"input_sha256\":" + json_quote(r.input_sha256) + ",\n \"stream_sha256\":" + json_quote(r.stream_sha256) +
-      ",\n \"rdsweep_version\":" + json_quote(r.rdsweep_version) +
-      ",\n \"encoder_version\":" + json_quote(r.encoder_version) + ",\n \"host\":" + json_quote(r.host) +
-      ",\n \"cpu\":" + json_quote(r.cpu) + ",\n \"gpus\":" + json_quote(r.gpus) +
-      ",\n \"engine\":" + json_quote(r.engine) + ",\n \"invocation\":" + json_quote(r.invocation) +
-      ",\n \"timing\":" + json_quote(r.timing) + ",\n \"jobs\":" + std::to_string(r.jobs) +
-      ",\n \"slurm_job\":" + json_quote(r.slurm_job) + ",\n \"started\":" + json_quote(r.started_utc) +
+      "{\"point\":" + json_string(p.id()) + ",\n \"command\":" + json_string(r.command) +
+      ",\n \"encoder_sha256\":" + json_string(r.encoder_sha256) + ",\n \"cfg_sha256\":" + json_string(r.cfg_sha256) +
+      ",\n \"input_sha256\":" + json_string(r.input_sha256) + ",\n \"stream_sha256\":" + json_string(r.stream_sha256) +
+      ",\n \"rdsweep_version\":" + json_string(r.rdsweep_version) +
+      ",\n \"encoder_version\":" + json_string(r.encoder_version) + ",\n \"host\":" + json_string(r.host) +
+      ",\n \"cpu\":" + json_string(r.cpu) + ",\n \"gpus\":" + json_string(r.gpus) +
+      ",\n \"engine\":" + json_string(r.engine) + ",\n \"invocation\":" + json_string(r.invocation) +
+      ",\n \"timing\":" + json_string(r.timing) + ",\n \"jobs\":" + std::to_string(r.jobs) +
+      ",\n \"slurm_job\":" + json_string(r.slurm_job) + ",\n \"started\":" + json_string(r.started_utc) +
       ",\n \"wall_s\":" + wall + ",\n \"warnings\":" + warnings + "}\n";
   return write_file_atomically(p.record_file(), text, error);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ class TempDir {
 
 bool read_file(const std::string& path, std::vector<uint8_t>* out);
 bool file_exists(const std::string& path);
+// The whole file as text ("" when it cannot be read), and a file written with exactly `text`.
+std::string read_text(const std::string& path);
+void write_text(const std::string& path, const std::string& text);
+// The names in a directory, "." and ".." left out: what a run left behind.
+std::set<std::string> list_dir(const std::string& dir);
+// p made absolute against the working directory (for commands run from another directory).
+std::string absolute(const std::string& p);
 
 // A 4:2:0 input clip.
 struct Clip {

@@ -20,11 +20,7 @@ namespace gme {
 namespace {
 
 using conf::TempDir;
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
+using conf::write_text;
 
 // Parses a command line given as words (argv[0] added).
 CommandLine parse(std::vector<std::string> words) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/output_file.h"
+#include "common/text_fields.h"
 #include "common/yuv_io.h"
 #include "lencod/report.h"
 #include "tests/conformance_util.h"
@@ -217,18 +218,6 @@ TEST(YuvIo, CroppedWriterInvertsThePadding) {
   EXPECT_TRUE(std::equal(src.begin(), src.end(), back.begin() + static_cast<std::ptrdiff_t>(src.size())));
 }
 
-std::set<std::string> dir_entries(const std::string& dir) {
-  std::set<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.insert(n);
-    }
-    closedir(d);
-  }
-  return names;
-}
-
 std::string file_text(const std::string& path) {
   std::vector<uint8_t> got;
   if (!conf::read_file(path, &got)) return "<missing>";
@@ -242,7 +231,7 @@ TEST_P(OutputFileTemp, CommitRenamesAndAbandonRemoves) {
   {
     OutputFile o(d.file("a.264"), "OutputFile", GetParam());
     // Invisible under its name until complete; without O_TMPFILE under "<name>.tmp-<pid>", with it under no name.
-    EXPECT_EQ(dir_entries(d.path()),
+    EXPECT_EQ(conf::list_dir(d.path()),
               o.unnamed() ? std::set<std::string>{} : std::set<std::string>{"a.264.tmp-" + std::to_string(getpid())});
     if (GetParam() == OutputFile::Temp::kNamed) {
       EXPECT_FALSE(o.unnamed());
@@ -251,12 +240,12 @@ TEST_P(OutputFileTemp, CommitRenamesAndAbandonRemoves) {
     o.commit();
   }
   EXPECT_EQ(file_text(d.file("a.264")), "abc");
-  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  EXPECT_EQ(conf::list_dir(d.path()), std::set<std::string>{"a.264"});
   {
     OutputFile o(d.file("b.264"), "OutputFile", GetParam());
     o.write("partial");
   }  // no commit: as on an error
-  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  EXPECT_EQ(conf::list_dir(d.path()), std::set<std::string>{"a.264"});
   // An existing file is only replaced on commit, and keeps its permissions.
   ASSERT_EQ(chmod(d.file("a.264").c_str(), 0640), 0);
   {
@@ -273,7 +262,7 @@ TEST_P(OutputFileTemp, CommitRenamesAndAbandonRemoves) {
   struct stat st;
   ASSERT_EQ(stat(d.file("a.264").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
-  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  EXPECT_EQ(conf::list_dir(d.path()), std::set<std::string>{"a.264"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Temp, OutputFileTemp,
@@ -303,7 +292,7 @@ TEST(OutputFileTest, CommitOutputsRenamesNothingWhenOneFails) {
     EXPECT_FALSE(a.committed());
   }
   EXPECT_EQ(file_text(d.file("a.264")), "old");
-  EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{"a.264"});
+  EXPECT_EQ(conf::list_dir(d.path()), std::set<std::string>{"a.264"});
   // And all of them when all succeed; a device (/dev/null) is written in place.
   {
     OutputFile a(d.file("a.264"), "OutputFile");
@@ -316,7 +305,7 @@ TEST(OutputFileTest, CommitOutputsRenamesNothingWhenOneFails) {
   }
   EXPECT_EQ(file_text(d.file("a.264")), "A");
   EXPECT_EQ(file_text(d.file("b.yuv")), "B");
-  EXPECT_EQ(dir_entries(d.path()), (std::set<std::string>{"a.264", "b.yuv"}));
+  EXPECT_EQ(conf::list_dir(d.path()), (std::set<std::string>{"a.264", "b.yuv"}));
 }
 
 TEST(OutputFileTest, SymbolicLinkKeepsPointingAtTheNewFile) {
@@ -354,7 +343,7 @@ TEST(OutputFileTest, SignalRemovesTemporaryFiles) {
     int st = 0;
     ASSERT_EQ(waitpid(child, &st, 0), child);
     EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "status " << st;
-    EXPECT_EQ(dir_entries(d.path()), std::set<std::string>{});
+    EXPECT_EQ(conf::list_dir(d.path()), std::set<std::string>{});
   }
 }
 
@@ -473,7 +462,7 @@ TEST(YuvIo, Y4mCutInsideAFrameIsAnError) {
   }
 }
 
-size_t open_descriptors() { return dir_entries("/proc/self/fd").size(); }
+size_t open_descriptors() { return conf::list_dir("/proc/self/fd").size(); }
 
 // Issue 16: a rejected y4m header must not leak the file handle (a long-running process would run out of them).
 TEST(YuvIo, RejectedInputsCloseTheirFiles) {
