@@ -28,6 +28,11 @@ struct EncoderParams {
   int level_idc = 21;                  // LevelIDC
   int intra_period = 0;                // IntraPeriod (0: only the first picture is intra)
   int idr_period = 0;                  // IDRPeriod (0: only the first picture is IDR)
+  // AdaptiveIntraPeriod and PreferDispOrder (JM's pred_struct.c establish_intra): with 1 and 0, the intra period
+  // restarts at every IDR. JM's display-order placement (PreferDispOrder 1, its default) has no adaptive rule, so
+  // there the I pictures fall on multiples of IntraPeriod whatever AdaptiveIntraPeriod says.
+  int adaptive_intra_period = 0;       // AdaptiveIntraPeriod 0..1
+  int prefer_disp_order = 1;           // PreferDispOrder 0..1
   int num_ref_frames = 1;              // NumberReferenceFrames 1..16
   int p_list0_refs = 0;                // PList0References (0: all)
   int log2_max_frame_num_minus4 = 0;   // Log2MaxFNumMinus4

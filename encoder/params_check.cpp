@@ -75,6 +75,8 @@ std::vector<ParamProblem> check_params(const EncoderParams& p, ParamStage stage)
   c.one_of("LevelIDC", p.level_idc, {9, 10, 11, 12, 13, 20, 21, 22, 30, 31, 32, 40, 41, 42, 50, 51, 52});
   c.range("IntraPeriod", p.intra_period, 0, -1);
   c.range("IDRPeriod", p.idr_period, 0, -1);
+  c.range("AdaptiveIntraPeriod", p.adaptive_intra_period, 0, 1);
+  c.range("PreferDispOrder", p.prefer_disp_order, 0, 1);
   const bool refs_ok = c.range("NumberReferenceFrames", p.num_ref_frames, 1, 16);
   if (c.range("PList0References", p.p_list0_refs, 0, 16) && refs_ok && p.p_list0_refs > p.num_ref_frames)
     c.add("PList0References", std::to_string(p.p_list0_refs),

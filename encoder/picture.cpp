@@ -152,6 +152,12 @@ PictureIntegerSearch& picture_search_ready(EncoderState& s) {
 
 namespace {
 
+// Where the intra period counts from: the last IDR picture with JM's AdaptiveIntraPeriod in coding order, else the
+// first picture (encoder/params.h says why PreferDispOrder matters).
+int intra_period_origin(const EncoderParams& p, int last_idr) {
+  return p.adaptive_intra_period && !p.prefer_disp_order ? last_idr : 0;
+}
+
 // Type, frame_num, POC, QP and deblocking of picture n (coding order), given the state after picture s.coded - 1.
 // For n > s.coded it assumes what holds when no IDR comes in between (picture_to_encode_ahead checks it): every
 // picture is a reference, so frame_num steps by one per picture, and the POC counts from the same IDR.
@@ -159,9 +165,11 @@ PictureParams plan_picture(const EncoderState& s, int n) {
   const EncoderParams& p = s.p;
   PictureParams pp;
   pp.idr = n == 0 || (p.idr_period > 0 && n % p.idr_period == 0);
-  const bool intra = pp.idr || (p.intra_period > 0 && n % p.intra_period == 0);
-  pp.type = intra ? SliceType::I : SliceType::P;
   const int last_idr = pp.idr ? n : s.last_idr;
+  const bool intra = pp.idr || (p.intra_period > 0 && (n - intra_period_origin(p, last_idr)) % p.intra_period == 0);
+  pp.type = intra ? SliceType::I : SliceType::P;
+  // As JM (header.c): the coding index's parity, so two IDR pictures in a row still differ (7.4.3).
+  pp.idr_pic_id = n & 1;
   pp.frame_num = pp.idr ? 0 : (s.frame_num + (n - s.coded) + 1) % (1 << s.seq.log2_max_frame_num);
   if (pp.type == SliceType::P && s.refs.empty()) pp.type = SliceType::I;  // cannot happen: kept for safety
   // JM counts POC in source frames (2 per frame, FrameSkip included). A step of half the POC lsb range or more
@@ -359,7 +367,6 @@ void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Fr
     s.refs.pop_back();
   }
   s.frame_num = pp.frame_num;
-  if (pp.idr) ++s.idr_count;
   ++s.coded;
 }
 
@@ -390,7 +397,8 @@ int next_picture_ahead(const EncoderState& s) {
   const EncoderParams& p = s.p;
   if (p.intra_period <= 0 || static_cast<int>(s.ahead.size()) >= kMaxPicturesAhead) return -1;
   const int after = s.ahead.empty() ? s.coded + 1 : s.ahead.back().index + 1;
-  const int n = (after + p.intra_period - 1) / p.intra_period * p.intra_period;
+  const int origin = intra_period_origin(p, s.last_idr);
+  const int n = origin + (after - origin + p.intra_period - 1) / p.intra_period * p.intra_period;
   if (n >= p.frames_to_encode) return -1;
   // No IDR in (s.coded, n]: an IDR resets frame_num, the POC origin and the references, which plan_picture assumes
   // unchanged.

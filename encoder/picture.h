@@ -32,6 +32,7 @@ struct PictureParams {
   int qp = 26;
   int frame_num = 0;
   int poc = 0;
+  int idr_pic_id = 0;
   int num_ref_idx_active = 1;
   SliceDeblockParams deblock;
 };
@@ -75,7 +76,6 @@ struct EncoderState {
   int coded = 0;             // pictures encoded so far
   int last_idr = 0;          // index of the last IDR picture
   int frame_num = 0;         // frame_num of the last picture
-  int idr_count = 0;         // IDR pictures so far (idr_pic_id)
   int next_frame_id = 0;
 
   // Integer motion estimation backend (GPUIntegerME = 1: created once). CUDA context creation takes longer than

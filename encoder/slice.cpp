@@ -156,7 +156,7 @@ SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int fir
   sh.is_p = pp.type == SliceType::P;
   sh.idr = pp.idr;
   sh.frame_num = pp.frame_num;
-  sh.idr_pic_id = s.idr_count & 0xFFFF;
+  sh.idr_pic_id = pp.idr_pic_id;
   sh.poc_lsb = pp.poc & ((1 << s.seq.log2_max_poc_lsb) - 1);
   sh.num_ref_idx_active = pp.num_ref_idx_active;
   sh.qp = pp.qp;

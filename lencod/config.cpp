@@ -381,9 +381,6 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
                      std::to_string(p.chroma_qp_offset) +
                      ": JM 19.0 uses ChromaQPOffset for ProfileIDC 66 (and ignores CbQPOffset/CrQPOffset); set "
                      "ChromaQPOffset");
-  if (t.adaptive_intra_period != 0 && p.idr_period > 0)
-    errors.push_back("AdaptiveIntraPeriod = 1 with IDRPeriod = " + std::to_string(p.idr_period) +
-                     ": not supported (JM then restarts the intra period at each IDR); set AdaptiveIntraPeriod = 0");
   if (t.resend_sps == 0 && p.idr_period > 0)
     errors.push_back("ResendSPS = 0 with IDRPeriod = " + std::to_string(p.idr_period) +
                      ": gme264 writes SPS/PPS before every IDR picture, which is JM's ResendSPS = 2; set "

@@ -62,9 +62,11 @@ const std::vector<KeyDef> kSupported = {
    "log2_max_pic_order_cnt_lsb_minus4 (-1: from FramesToBeEncoded, as JM)", ""},
   {"PicOrderCntType", KeyType::Int, 0, 0, "0,2", FIELD(p.poc_type),
    "pic_order_cnt_type", "type 1 is not supported"},
-  {"AdaptiveIntraPeriod", KeyType::Int, 0, 1, nullptr, FIELD(adaptive_intra_period),
-   "JM's adaptive intra period: accepted (1) only with IDRPeriod = 0, where it places I pictures exactly as 0",
-   "1 with IDRPeriod > 0 is not supported"},
+  {"AdaptiveIntraPeriod", KeyType::Int, 0, 1, nullptr, FIELD(p.adaptive_intra_period),
+   "1: the intra period restarts at every IDR picture, where PreferDispOrder = 0 (JM's coding-order placement)", ""},
+  {"PreferDispOrder", KeyType::Int, 0, 1, nullptr, FIELD(p.prefer_disp_order),
+   "JM's placement of I and IDR pictures in display order (1) or coding order (0): without B pictures the same, "
+   "except that only coding order honours AdaptiveIntraPeriod = 1", ""},
   {"ResendSPS", KeyType::Int, 0, 0, "0,2", FIELD(resend_sps),
    "SPS/PPS repetition: gme264 always writes them before every IDR picture (JM's 2); 0 is accepted when "
    "IDRPeriod = 0, where both are the same stream", "1 and 3 are not supported"},
@@ -359,7 +361,7 @@ const char* const kIgnored[] = {
   "ExplicitSeqFile", "LossRateA", "LossRateB", "LossRateC", "FirstFrameCorrect", "NumberOfDecoders",
   "ErrorConcealment", "DistortionEstimation", "BLevel0MoreRef", "BIdenticalList", "CRA", "HM50RefStructure",
   "LDRefSetting", "UnconstrainedLDRef", "UseDistortionReorder", "EnableReorderBslice",
-  "PreferDispOrder", "PreferPowerOfTwo", "FrmStructBufferLength", "RDOQ_DC", "RDOQ_CR", "RDOQ_DC_CR",
+  "PreferPowerOfTwo", "FrmStructBufferLength", "RDOQ_DC", "RDOQ_CR", "RDOQ_DC_CR",
   "RDOQ_QP_Num", "RDOQ_CP_Mode", "RDOQ_CP_MV", "RDOQ_Fast",
   // With CAVLC the coding state SubMBCodingState chooses to restore (bitstream position, CABAC-only contexts) holds
   // nothing a decision reads: JM 19.0 writes the same stream for 0, 1 and 2

@@ -23,7 +23,6 @@ struct ConfigTarget {
   int cb_qp_offset = 0;  // CbQPOffset (must equal CrQPOffset and, if non-zero, ChromaQPOffset)
   int cr_qp_offset = 0;  // CrQPOffset
   int resend_sps = 0;    // ResendSPS (0 or 2; gme264 writes SPS/PPS before every IDR picture)
-  int adaptive_intra_period = 0;  // AdaptiveIntraPeriod (1 only with IDRPeriod = 0)
 };
 
 enum class KeyType { Int, Flag, Double, String };

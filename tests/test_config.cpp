@@ -425,7 +425,6 @@ TEST(Config, UnsupportedJmToolsAreErrorsUnlessOff) {
       {"PicOrderCntType = 1", "PicOrderCntType", "0, 2"},
       {"MEDistortionFPel = 1", "MEDistortionFPel", "SSE"},
       {"MEDistortionHPel = 1", "MEDistortionHPel", "0, 2"},
-      {"AdaptiveIntraPeriod = 1\nIDRPeriod = 4\nResendSPS = 2", "AdaptiveIntraPeriod", "IDRPeriod = 4"},
   };
   for (const BadValue& c : cases) {
     const std::string m = text_error(kIn + c.setting + "\n");
