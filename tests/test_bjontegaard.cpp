@@ -24,6 +24,13 @@
 namespace gme {
 namespace {
 
+// This process's scratch folder (removed at exit): fixed names under the shared temporary folder would collide
+// with another test process running beside this one.
+std::string scratch_dir() {
+  static const conf::TempDir dir("bjontegaard");
+  return dir.path() + "/";
+}
+
 struct RefCurves {
   const char* name;
   std::vector<double> ra, pa, rt, pt;
@@ -226,7 +233,7 @@ TEST(Bjontegaard, CombinedPsnrIsEquation2) { EXPECT_DOUBLE_EQ(combined_psnr(36, 
 // ---- Readers ----
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "bd_" + name;
+  const std::string path = scratch_dir() + "bd_" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
@@ -266,7 +273,7 @@ TEST(RdInput, CsvErrorsNameFileAndLine) {
         << e.what();
   }
   EXPECT_THROW(read_rd_points(write_temp("nohdr.csv", "rate,quality\n1,2\n")), RdInputError);
-  EXPECT_THROW(read_rd_points(::testing::TempDir() + "bd_does_not_exist.csv"), RdInputError);
+  EXPECT_THROW(read_rd_points(scratch_dir() + "bd_does_not_exist.csv"), RdInputError);
 }
 
 TEST(RdInput, StatsFileSummaryIsTolerant) {
@@ -498,21 +505,21 @@ TEST(RdInput, HugeOrInfiniteCountsAreErrors) {
 
 TEST(RdInput, UnreadableFileSaysWhy) {
   try {
-    read_rd_points(::testing::TempDir() + "bd_does_not_exist.csv");
+    read_rd_points(scratch_dir() + "bd_does_not_exist.csv");
     FAIL();
   } catch (const RdInputError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read the file (No such file or directory)"), std::string::npos)
         << e.what();
   }
   try {
-    read_rd_points(::testing::TempDir());
+    read_rd_points(scratch_dir());
     FAIL();
   } catch (const RdInputError& e) {
     EXPECT_NE(std::string(e.what()).find("(Is a directory)"), std::string::npos) << e.what();
   }
   RdPoint pt;
   std::string why;
-  EXPECT_FALSE(read_stats_summary(::testing::TempDir() + "bd_none.jsonl", &pt, &why));
+  EXPECT_FALSE(read_stats_summary(scratch_dir() + "bd_none.jsonl", &pt, &why));
   EXPECT_NE(why.find("(No such file or directory)"), std::string::npos) << why;
 }
 
@@ -524,7 +531,7 @@ struct BdrateRun {
 };
 
 BdrateRun run_bdrate(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch_dir();
   const std::string cmd = conf::shell_quote(conf::bin_dir() + "/bdrate") + " " + args + " >" + dir + "bd_out 2>" +
                           dir + "bd_err";
   const int rc = std::system(cmd.c_str());
