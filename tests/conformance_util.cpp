@@ -97,6 +97,47 @@ std::set<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
+std::vector<HashTableRow> read_hash_table(const std::string& path, size_t hash_columns) {
+  // Tab-separated columns keep their empty fields (no parameters); words of the parameter column do not.
+  auto split = [](const std::string& text, char sep) {
+    std::vector<std::string> out;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, sep))
+      if (!part.empty() || sep == '\t') out.push_back(part);
+    return out;
+  };
+  std::vector<HashTableRow> rows;
+  std::ifstream f(path);
+  if (!f) {
+    HashTableRow r;
+    r.name = "missing_table";
+    r.hashes.resize(hash_columns);
+    rows.push_back(r);
+    return rows;
+  }
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cols = split(line, '\t');
+    HashTableRow r;
+    r.line = n;
+    r.hashes.resize(hash_columns);
+    if (cols.size() != 4 + hash_columns) {
+      r.name = "malformed_line_" + std::to_string(n);
+      rows.push_back(r);
+      continue;
+    }
+    r.name = cols[0];
+    r.clip = cols[1];
+    r.frames = std::atoi(cols[2].c_str());
+    r.params = split(cols[3], ' ');
+    for (size_t i = 0; i < hash_columns; ++i) r.hashes[i] = cols[4 + i];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 std::string absolute(const std::string& p) {
   if (!p.empty() && p[0] == '/') return p;
   char cwd[4096];

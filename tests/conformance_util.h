@@ -50,6 +50,19 @@ std::set<std::string> list_dir(const std::string& dir);
 // p made absolute against the working directory (for commands run from another directory).
 std::string absolute(const std::string& p);
 
+// A row of a golden table (tests/golden/*.tsv): name, clip, frames, space-separated parameters, then hash columns.
+struct HashTableRow {
+  std::string name, clip;
+  int frames = 0;
+  std::vector<std::string> params;
+  std::vector<std::string> hashes;  // always `hash_columns` entries ("" where the row is malformed)
+  int line = 0;
+};
+// The rows of a tab-separated golden table with `hash_columns` hash columns ('#' lines are comments). A missing
+// table is one row named "missing_table", a malformed line a row named "malformed_line_N": tests built on the rows
+// then fail, so a broken table can never pass by having fewer rows.
+std::vector<HashTableRow> read_hash_table(const std::string& path, size_t hash_columns);
+
 // A 4:2:0 input clip.
 struct Clip {
   std::string file;

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,43 +30,11 @@ struct GoldenRow {
 
 std::ostream& operator<<(std::ostream& os, const GoldenRow& r) { return os << kTable << ":" << r.line << " " << r.name; }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep))
-    if (!part.empty() || sep == '\t') out.push_back(part);
-  return out;
-}
-
-// The rows of the table; a malformed row becomes a row whose test fails with the reason (in `name`'s place the
-// line number), so a broken table can never pass by having fewer rows.
+// The rows of the table (conf::read_hash_table: a missing or malformed table fails, never passes with fewer rows).
 std::vector<GoldenRow> load_table() {
   std::vector<GoldenRow> rows;
-  std::ifstream f(kTable);
-  if (!f) {
-    rows.push_back(GoldenRow{"missing_table", "", 0, {}, "", "", 0});
-    return rows;
-  }
-  std::string line;
-  for (int n = 1; std::getline(f, line); ++n) {
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> cols = split(line, '\t');
-    GoldenRow r;
-    r.line = n;
-    if (cols.size() != 6) {
-      r.name = "malformed_line_" + std::to_string(n);
-      rows.push_back(r);
-      continue;
-    }
-    r.name = cols[0];
-    r.clip = cols[1];
-    r.frames = std::atoi(cols[2].c_str());
-    r.params = split(cols[3], ' ');
-    r.stream_sha256 = cols[4];
-    r.recon_sha256 = cols[5];
-    rows.push_back(r);
-  }
+  for (const conf::HashTableRow& t : conf::read_hash_table(kTable, 2))
+    rows.push_back(GoldenRow{t.name, t.clip, t.frames, t.params, t.hashes[0], t.hashes[1], t.line});
   return rows;
 }
 

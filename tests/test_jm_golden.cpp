@@ -37,43 +37,11 @@ std::ostream& operator<<(std::ostream& os, const JmRow& r) {
   return os;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep))
-    if (!part.empty() || sep == '\t') out.push_back(part);
-  return out;
-}
-
-// A malformed row becomes a row whose test fails, so a broken table never passes by having fewer rows.
+// The rows of the table (conf::read_hash_table: a missing or malformed table fails, never passes with fewer rows).
 std::vector<JmRow> load_table() {
   std::vector<JmRow> rows;
-  std::ifstream f(kTable);
-  if (!f) {
-    rows.push_back(JmRow{"missing_table", "", 0, {}, "", "", "", 0});
-    return rows;
-  }
-  std::string line;
-  for (int n = 1; std::getline(f, line); ++n) {
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> cols = split(line, '\t');
-    JmRow r;
-    r.line = n;
-    if (cols.size() != 7) {
-      r.name = "malformed_line_" + std::to_string(n);
-      rows.push_back(r);
-      continue;
-    }
-    r.name = cols[0];
-    r.clip = cols[1];
-    r.frames = std::atoi(cols[2].c_str());
-    r.params = split(cols[3], ' ');
-    r.stream_sha256 = cols[4];
-    r.recon_sha256 = cols[5];
-    r.stats_sha256 = cols[6];
-    rows.push_back(r);
-  }
+  for (const conf::HashTableRow& t : conf::read_hash_table(kTable, 3))
+    rows.push_back(JmRow{t.name, t.clip, t.frames, t.params, t.hashes[0], t.hashes[1], t.hashes[2], t.line});
   return rows;
 }
 
