@@ -5,7 +5,7 @@
 # I picture every 12 (no scene cuts, no B pictures), fixed QP, the same clip and frames.
 #
 # Usage: tools/bench_threads.sh [OUTDIR]
-#   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"
+#   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"  ROUNDS=1 (each time: the best of this many runs)
 #   FRAMES_640x480="40 120"  FRAMES_1920x1080="6 18"   (each size runs at both counts, see "steady" below)
 #   X264_DEBS=.x264   folder with libx264-dev_*.deb (apt-get download libx264-dev; the script unpacks it under
 #                     /tmp and builds tools/x264_raw_bench.cpp against its libx264.a); without it, an `x264` on
@@ -23,6 +23,7 @@ mkdir -p "$out"
 threads=${THREADS:-1 2 4 8 16}
 qps=${QPS:-28 40}
 sizes=${SIZES:-640x480 1920x1080}
+rounds=${ROUNDS:-1}
 debs=${X264_DEBS:-.x264}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,6 +40,7 @@ else
   say "gpu: none (the GPU run uses the CPU twin: its times say nothing about the GPU path)"
 fi
 say "gme264: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+say "times: the best of $rounds run(s) each (ROUNDS)"
 
 # ---- x264: the library's own driver on raw input (tools/x264_raw_bench.cpp), or an x264 on the PATH.
 x264_cmd=""
@@ -64,13 +66,17 @@ clip_for() {
   esac
 }
 
-# Seconds of wall time of a command (its output goes to $tmp/log).
+# Seconds of wall time of a command (its output goes to $tmp/log): the best of ROUNDS runs, since a shared or lent
+# host's speed drifts and a slower run only measures the drift.
 wall() {
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >"$tmp/log" 2>&1 || { echo "FAILED"; return 1; }
-  t1=$(date +%s.%N)
-  python3 -c "print('%.4f' % ($t1 - $t0))"
+  local t0 t1 best="" r
+  for ((r = 0; r < rounds; r++)); do
+    t0=$(date +%s.%N)
+    "$@" >"$tmp/log" 2>&1 || { echo "FAILED"; return 1; }
+    t1=$(date +%s.%N)
+    best=$(python3 -c "t = $t1 - $t0; b = '$best'; print('%.4f' % (min(t, float(b)) if b else t))")
+  done
+  echo "$best"
 }
 
 for size in $sizes; do
