@@ -64,6 +64,18 @@ class ByteSource {
   virtual void seek(int64_t pos) = 0;
 
  protected:
+  // skip() for sources that cannot seek: reads and drops the bytes.
+  int64_t skip_by_reading(int64_t n) {
+    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
+    int64_t done = 0;
+    while (done < n) {
+      const size_t got = read(scratch.data(), static_cast<size_t>(std::min<int64_t>(n - done, scratch.size())));
+      if (got == 0) break;
+      done += static_cast<int64_t>(got);
+    }
+    return done;
+  }
+
   int64_t pos_ = 0;
   int64_t size_ = -1;
 };
@@ -118,14 +130,7 @@ class FileSource : public ByteSource {
       seek(to);
       return to - from;
     }
-    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
-    int64_t done = 0;
-    while (done < n) {
-      const size_t got = read(scratch.data(), static_cast<size_t>(std::min<int64_t>(n - done, scratch.size())));
-      if (got == 0) break;
-      done += static_cast<int64_t>(got);
-    }
-    return done;
+    return skip_by_reading(n);
   }
 
   void seek(int64_t pos) override {
@@ -172,14 +177,7 @@ class GzipSource : public ByteSource {
 
   int64_t skip(int64_t n) override {
     // Skip forward by reading: gzseek would do the same, this keeps errors visible.
-    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<int64_t>(n, 1 << 16)));
-    int64_t done = 0;
-    while (done < n) {
-      const size_t got = read(scratch.data(), static_cast<size_t>(std::min<int64_t>(n - done, scratch.size())));
-      if (got == 0) break;
-      done += static_cast<int64_t>(got);
-    }
-    return done;
+    return skip_by_reading(n);
   }
 
   void seek(int64_t) override { fail("internal: seek in gzip input '" + path_ + "'"); }

@@ -31,7 +31,7 @@ struct JmStats {
 
 // The text of stats.dat for the sequence `p` encoded (input name as given).
 std::string jm_stats_dat(const EncoderParams& p, const JmStats& s);
-// log.dat's header rows (JM writes them when it creates the file) and one session row: `version` fills the `ver`
+// log.dat's header rows (JM writes them when it creates the file) and one row per run: `version` fills the `ver`
 // column (gme264's release), times in milliseconds, `now` the local time of the row.
 std::string jm_log_header();
 std::string jm_log_row(const EncoderParams& p, const JmStats& s, const std::string& version, double total_ms,
