@@ -639,13 +639,19 @@ TEST(RdsweepReport, ResultsCsvReadsBackWithBdrateReader) {
   EXPECT_EQ(gpu[1].integer_me_path, "cpu twin: no CUDA device found");
 }
 
-TEST(RdsweepReport, MarkdownHasTable2NotesAndFailures) {
-  const TableFixture f;
-  const SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg"}, 1, "l");
+// The report of the fixture's sweep under options o (which must outlive it).
+ReportInput report_input(const TableFixture& f, const SweepOptions& o) {
   ReportInput in;
   in.options = &o;
   in.sequences = f.seqs;
   in.results = f.results;
+  return in;
+}
+
+TEST(RdsweepReport, MarkdownHasTable2NotesAndFailures) {
+  const TableFixture f;
+  const SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg"}, 1, "l");
+  ReportInput in = report_input(f, o);
   in.failures = {"short gpu QP 36: exit status 1: out of memory"};
   in.plots = {"vga/rd.svg", "", ""};
   const std::string md = format_report(in);
@@ -670,10 +676,7 @@ TEST(RdsweepReport, TimeOfPointsTimedApartIsMarked) {
   EXPECT_TRUE(t.rows[1].dtime_mixed);
   EXPECT_TRUE(t.average.dtime_mixed);
   const SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg"}, 1, "l");
-  ReportInput in;
-  in.options = &o;
-  in.sequences = f.seqs;
-  in.results = f.results;
+  ReportInput in = report_input(f, o);
   const std::string md = format_report(in);
   EXPECT_NE(md.find("| cif | CIF | 260 | (28,32,36,40) | -50.00 † |"), std::string::npos) << md;
   EXPECT_NE(md.find("| vga | VGA | 220 | (28,32,36,40) | -90.00 |"), std::string::npos) << md;
@@ -695,10 +698,7 @@ TEST(RdsweepReport, ProvenanceWarningsAndMissingPoints) {
   }
   f.results[0].point.version = "gme264 1.2.3 (git abc, g++, no CUDA)";
   const SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg"}, 1, "l");
-  ReportInput in;
-  in.options = &o;
-  in.sequences = f.seqs;
-  in.results = f.results;
+  ReportInput in = report_input(f, o);
   in.collector = "rdsweep gme264 9.9 on collector";
   in.prints.encoder_sha256 = std::string(64, 'a');
   in.missing = {"short/gpu/qp36: not encoded yet"};
@@ -765,10 +765,7 @@ TEST(RdsweepReport, Table3FromMeasuredCountersOnly) {
   EXPECT_TRUE(make_table3(f.results, f.seqs[0], {28, 32, 36, 40}, runs, "unmodified", EnergySourceKind::kBoth).empty());
 
   const SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg"}, 1, "l");
-  ReportInput in;
-  in.options = &o;
-  in.sequences = f.seqs;
-  in.results = f.results;
+  ReportInput in = report_input(f, o);
   const std::string md = format_report(in);
   EXPECT_NE(md.find("## Energy (Table 3 form)"), std::string::npos) << md;
   EXPECT_NE(md.find("| unmodified | 8.00 | 400.000 | 3200.00 | 1280000.00 | 1.00× |"), std::string::npos) << md;
