@@ -187,6 +187,28 @@ void Encoder::flush() {
   if (d.error) std::rethrow_exception(d.error);
 }
 
+bool Encoder::drain(EncodedPicture* out) {
+  Impl& d = *impl_;
+  if (!d.async) {
+    if (d.done.empty() && !d.held.empty()) {
+      Held h = std::move(d.held.front());
+      d.held.pop_front();
+      d.done.push_back(d.code(std::move(h)));
+    }
+    return pull(out);
+  }
+  std::unique_lock<std::mutex> lock(d.m);
+  d.draining = true;
+  d.work_cv.notify_one();
+  d.state_cv.wait(lock, [&] { return d.error || !d.done.empty() || (d.held.empty() && !d.busy); });
+  if (d.done.empty()) d.draining = false;  // every picture handed out (or an error)
+  if (d.error && d.done.empty()) std::rethrow_exception(d.error);
+  if (d.done.empty()) return false;
+  *out = std::move(d.done.front());
+  d.done.pop_front();
+  return true;
+}
+
 std::string Encoder::integer_me_path() const {
   Impl& d = *impl_;
   std::unique_lock<std::mutex> lock(d.m, std::defer_lock);

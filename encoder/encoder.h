@@ -120,6 +120,11 @@ class Encoder {
   bool pull(EncodedPicture* out);
   // End of input: codes every held picture (waiting for the GPU start-up where needed); pull() then hands them out.
   void flush();
+  // End of input, one picture at a time: the next coded picture in order, coding and waiting for it as needed; false
+  // once every pushed picture has been handed out. A driver that writes each picture as it comes holds only the
+  // pictures in flight, whose reconstructions and planes the encoder then reuses, instead of every held picture
+  // (a short clip is held whole while the GPU starts) at once.
+  bool drain(EncodedPicture* out);
 
   // Which integer-ME path ran and why ("cpu fast full search", "gpu: NVIDIA H100 80GB HBM3",
   // "cpu twin: no CUDA device found", ...). With GPUIntegerME = 1 this waits for the GPU start-up, which runs in

@@ -186,15 +186,6 @@ PictureParams plan_picture(const EncoderState& s, int n) {
   return pp;
 }
 
-// An object from a pool of recycled ones (recycle() left nothing of its last use attached), or a new one.
-template <typename T>
-std::shared_ptr<T> take_pooled(std::vector<std::shared_ptr<T>>& pool) {
-  if (pool.empty()) return std::make_shared<T>();
-  std::shared_ptr<T> t = std::move(pool.back());
-  pool.pop_back();
-  return t;
-}
-
 // The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker, while worker 0 first runs
 // `first` (the picture's integer search: a GPU's call returns once queued, and the CPU twin's runs beside the build)
 // and then joins in. The planes go in bands of rows that the workers take in turn (the build filters rows
@@ -256,7 +247,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   // Planes taken here, on this thread (the pool is the state's); build() reuses their memory when the size matches
   // and gives them a new serial, so nothing of their last picture survives.
   std::vector<std::shared_ptr<HalfpelPlanes>> planes_for(need_planes.size());
-  for (auto& pl : planes_for) pl = take_pooled(s.free_planes);
+  for (auto& pl : planes_for) pl = s.plane_pool.take();
   auto build_planes = [&s, need_planes, planes_for] {
     for (size_t i = 0; i < need_planes.size(); ++i) {
       build_halfpel_planes(s.dsp.halfpel, need_planes[i]->plane[0], planes_for[i].get(), &s.halfpel_scratch);
@@ -292,7 +283,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   }
   res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
 
-  std::shared_ptr<Frame> rec = take_pooled(s.free_frames);  // alloc() clears a recycled picture's samples
+  std::shared_ptr<Frame> rec = s.frame_pool.take();  // alloc() clears a recycled picture's samples
   rec->alloc(src.width, src.height, p.source_width, p.source_height);
   rec->frame_num = pp.frame_num;
   rec->poc = pp.poc;
@@ -347,25 +338,13 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   return res;
 }
 
-// A picture leaving the reference list goes to the pools when nothing else holds it (s.rec, a held picture),
-// detached from its planes so a reused frame never carries the planes of its earlier content.
-void recycle(EncoderState& s, std::shared_ptr<Frame> f) {
-  if (!f || f.use_count() != 1 || s.free_frames.size() >= 4) return;
-  if (f->halfpel && f->halfpel.use_count() == 1 && s.free_planes.size() < 4)
-    s.free_planes.push_back(std::const_pointer_cast<HalfpelPlanes>(f->halfpel));
-  f->halfpel.reset();
-  s.free_frames.push_back(std::move(f));
-}
-
 // The picture's place in the state: sliding-window reference marking (the newest picture first, the oldest
 // dropped beyond NumberReferenceFrames), the last reconstruction, frame_num and the counters.
 void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Frame> rec) {
   s.refs.insert(s.refs.begin(), rec);
   s.rec = std::move(rec);
-  while (static_cast<int>(s.refs.size()) > s.p.num_ref_frames) {
-    recycle(s, std::move(s.refs.back()));
-    s.refs.pop_back();
-  }
+  // The oldest goes back to s.frame_pool once nothing else (the driver's EncodedPicture) holds it.
+  while (static_cast<int>(s.refs.size()) > s.p.num_ref_frames) s.refs.pop_back();
   s.frame_num = pp.frame_num;
   ++s.coded;
 }

@@ -15,6 +15,7 @@
 #include "common/halfpel.h"
 #include "common/mbinfo.h"
 #include "common/quant_rounding.h"
+#include "common/recycling_pool.h"
 #include "encoder/encoder.h"
 #include "encoder/headers.h"
 #include "encoder/params.h"
@@ -89,10 +90,11 @@ struct EncoderState {
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
-  // Reconstructions and half-pel planes of pictures that left the reference list, for the next pictures: the page
-  // faults of fresh planes cost more than building them.
-  std::vector<std::shared_ptr<Frame>> free_frames;
-  std::vector<std::shared_ptr<HalfpelPlanes>> free_planes;
+  // Reconstructions and half-pel planes come back here when their last holder (the reference list, the driver's
+  // EncodedPicture) lets go, for the next pictures: the page faults of fresh ones cost more than building them. A
+  // reconstruction comes back without its planes, which go back to theirs.
+  RecyclingPool<Frame> frame_pool{4, [](Frame& f) { f.halfpel.reset(); }};
+  RecyclingPool<HalfpelPlanes> plane_pool{4};
 };
 
 

@@ -199,15 +199,17 @@ int run(int argc, const char* const* argv) {
   int64_t done = 0;
   set_interrupt_progress(done, total);
   EncodedPicture coded;
+  auto write_one = [&] {
+    stream.write(coded.bytes.data(), coded.bytes.size());
+    if (recon_y4m) write_y4m_frame(*coded.recon, *recon);
+    else if (recon) write_cropped_yuv(*coded.recon, *recon);
+    report.add_picture(coded.user_index, coded.result, *coded.source, *coded.recon, coded.result.times.total,
+                       coded.mbs.data(), static_cast<int>(coded.mbs.size()));
+    set_interrupt_progress(++done, total);
+    coded = EncodedPicture();  // its reconstruction goes back to the encoder's pool now
+  };
   auto write_coded = [&] {
-    while (encoder.pull(&coded)) {
-      stream.write(coded.bytes.data(), coded.bytes.size());
-      if (recon_y4m) write_y4m_frame(*coded.recon, *recon);
-      else if (recon) write_cropped_yuv(*coded.recon, *recon);
-      report.add_picture(coded.user_index, coded.result, *coded.source, *coded.recon, coded.result.times.total,
-                         coded.mbs.data(), static_cast<int>(coded.mbs.size()));
-      set_interrupt_progress(++done, total);
-    }
+    while (encoder.pull(&coded)) write_one();
   };
   int pushed = 0;
   for (; pushed < p.frames_to_encode; ++pushed) {
@@ -230,8 +232,7 @@ int run(int argc, const char* const* argv) {
            std::to_string(p.start_frame));
     p.frames_to_encode = pushed;  // what the report states
   }
-  encoder.flush();
-  write_coded();
+  while (encoder.drain(&coded)) write_one();
   const double total_s = seconds_since(t_start);
   report.add_summary_members(
       energy_json_members(energy.stop(p.gpu_device, encoder.integer_me_path().rfind("gpu:", 0) == 0)));

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/frame.h"
@@ -226,6 +228,39 @@ TEST(EncoderQueue, HoldsPicturesWhileTheGpuStartsAndGivesTheSameSequence) {
   EXPECT_EQ(flagged, 3) << "pictures 4, 8 and 12 are coded while the start-up runs";
   expect_same(serial, queued);
   EXPECT_EQ(e.integer_me_path(), "gpu: cpu-twin");
+}
+
+// drain() after a start-up that held every picture: the pictures one at a time, in order, the same sequence; a
+// driver that lets each picture go before the next keeps only the pictures in flight, so reconstructions are reused
+// (flush() and pull() would hand out all fourteen at once, each in a picture of its own). One thread and three.
+TEST(EncoderQueue, DrainHandsOutPicturesOneByOneAndReusesTheirMemory) {
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    EncoderParams p = base_params();
+    p.gpu_integer_me = 1;
+    p.threads = threads;
+    const Coded serial = code(p, -1);
+    Gate gate;
+    Encoder e(p, gated_twin(&gate));
+    for (int n = 0; n < p.frames_to_encode; ++n) e.push(moving_frame(p.source_width, p.source_height, n), 100 + n);
+    gate.release();
+    Coded drained;
+    std::set<const Frame*> addresses;
+    EncodedPicture pic;
+    for (int64_t n = 0; e.drain(&pic); ++n) {
+      EXPECT_EQ(pic.user_index, 100 + n) << "pictures come out in the order they went in";
+      drained.bytes.insert(drained.bytes.end(), pic.bytes.begin(), pic.bytes.end());
+      drained.results.push_back(pic.result);
+      drained.recon.push_back(pic.recon->plane[0].storage);
+      drained.mbs.push_back(pic.mbs);
+      addresses.insert(pic.recon.get());
+      pic = EncodedPicture();
+    }
+    EXPECT_FALSE(e.pull(&pic));
+    EXPECT_FALSE(e.drain(&pic)) << "nothing left";
+    expect_same(serial, drained);
+    EXPECT_LT(addresses.size(), 8u) << "reconstructions come back to the encoder once the driver lets them go";
+  }
 }
 
 // Without a start-up to wait for, every push codes its picture at once.

@@ -171,8 +171,7 @@ int main(int argc, char** argv) {
         enc.push(frames[static_cast<size_t>(n)], n);
         while (enc.pull(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
       }
-      enc.flush();
-      while (enc.pull(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
+      while (enc.drain(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
     }
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return stream;
