@@ -175,7 +175,7 @@ FUZZ_SECONDS ?= 60
 # ThreadSanitizer defers asynchronous signal handlers, which is not what they check.
 # SANITIZE_FILTER: a gtest filter for make sanitize's suite (empty: the whole suite).
 SANITIZE_FILTER ?=
-TSAN_FILTER ?= EncodeAhead*:GpuMe*:*gpu*:Streams/Golden*:CliRobust*:YuvIo.Pipe*
+TSAN_FILTER ?= EncodeAhead*:EncoderQueue*:RecyclingPool*:GpuMe*:*gpu*:Streams/Golden*:CliRobust*:YuvIo.Pipe*
 FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.cpp)
 FUZZERS    := $(patsubst tests/fuzz/%.cpp,$(BIN)/%,$(FUZZ_SRCS))
 

@@ -13,6 +13,7 @@
 #include "common/bitstream.h"
 #include "common/cpu.h"
 #include "common/halfpel.h"
+#include "common/picture_trace.h"
 #include "encoder/lambda.h"
 #include "encoder/params_check.h"
 #include "me/me_sources.h"
@@ -77,7 +78,9 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
   // The macroblock loop starts on the first rows while the GPU still works on the last (encode_picture waits for
   // the rest before `cands` goes).
   req.progressive = true;
+  picture_trace("search_call", s.coded);
   search.search(req, cands);
+  picture_trace("search_returned", s.coded);
   *seconds += seconds_since(t0);
   return rerank_sources(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred), &search);
 }
@@ -224,6 +227,7 @@ double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
 PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
                            std::shared_ptr<Frame>* rec_out) {
   const auto t_start = Clock::now();
+  picture_trace("picture", s.coded);
   if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
     throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
                              std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
@@ -304,12 +308,14 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
+  picture_trace("rows_start", s.coded);  // references' planes built, search call returned
   SliceLoopStats st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
   if (sources && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
     const auto t_wait = Clock::now();
     s.picture_search->wait_rows(s.mb_h);
     picture_me_seconds += seconds_since(t_wait);
   }
+  picture_trace("slices", s.coded);  // rows decided, coded and deblocked, slices written
   res.num_slices = st.num_slices;
   res.times = st.times;
   res.times.split_partition_searches();
@@ -331,6 +337,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     res.times.picture_search += pre;
   }
 
+  picture_trace("reference", s.coded);  // borders extended, sent to the search
   res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
   res.bit_use = st.bit_use;
   res.times.total = seconds_since(t_start);

@@ -184,6 +184,24 @@ class Wavefront {
       ++next_commit_;
     }
   }
+  // SliceMode 0 and 1: the decided macroblocks into their slices in order, from next_commit_ on, by a worker that
+  // has finished a row and finds the lock free (the picture's end takes the rest with wait_for_lock), so putting
+  // the slices together overlaps the rows still being decided instead of following the last one.
+  void commit_rows(bool wait_for_lock) {
+    std::unique_lock<std::mutex> lock(commit_m_, std::defer_lock);
+    if (wait_for_lock) lock.lock();
+    else if (!lock.try_lock()) return;
+    while (next_commit_ < total_) {
+      const int y = next_commit_ / mb_w_, x = next_commit_ % mb_w_;
+      if (rows_.decided.get(y) <= x) return;
+      if (next_commit_ > 0 && slice_starts(next_commit_)) {
+        commits_->close();
+        commits_->open(next_commit_);
+      }
+      commits_->add(next_commit_, 0);
+      ++next_commit_;
+    }
+  }
   int next_commit() const { return next_commit_; }
   bool slice_full() const { return full_; }
 
@@ -307,6 +325,11 @@ class Wavefront {
     if (y > 0) deblock(mb_w_ - 1, y - 1, w);
     if (y == mb_h_ - 1)  // nothing below reads the last row: it follows at once
       for (int x = 0; x < mb_w_; ++x) deblock(x, y, w);
+    if (byte_limit_ == 0) {
+      const double t = stage_clock_seconds();
+      commit_rows(false);
+      w.times.coding += seconds_since(t);
+    }
   }
 
   EncoderState& s_;
@@ -356,8 +379,13 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
   Wavefront wf(s, pp, base, byte_slices ? nullptr : &dbk, &slices);
   const auto job = [&wf](int w) { wf.worker(w); };
   if (!byte_slices) {
+    slices.open(0);
     wf.begin_epoch(0, 0);
     run_workers(s, n, job);
+    const double t0 = stage_clock_seconds();
+    wf.commit_rows(true);  // what the workers left decided but not committed
+    slices.close();
+    st.times.coding += seconds_since(t0);
   } else {
     int slice_id = 0;
     slices.open(0);
@@ -382,17 +410,7 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
   if (byte_slices) {
     const std::vector<SliceDeblockParams> params(static_cast<size_t>(st.num_slices), pp.deblock);
     deblock_picture_parallel(s, rec, params, &st.times);
-    return st;
   }
-
-  // The slices, in order: each macroblock's syntax from its writer, mb_skip_run codes between them.
-  const double t0 = stage_clock_seconds();
-  for (int first = 0; first < total; first += per_slice) {
-    slices.open(first);
-    for (int mb = first; mb < std::min(total, first + per_slice); ++mb) slices.add(mb, 0);
-    slices.close();
-  }
-  st.times.coding += seconds_since(t0);
   return st;
 }
 

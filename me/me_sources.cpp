@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "common/picture_trace.h"
 #include "common/stage_clock.h"
 
 #include "me/me_fullfast.h"
@@ -33,7 +34,9 @@ struct RerankShared {
     std::lock_guard<std::mutex> lock(m);
     int r = ready.load(std::memory_order_relaxed);
     if (rows > r) {
+      picture_trace("rows_wait", rows);
       r = search->wait_rows(rows);
+      picture_trace("rows_landed", r);
       publish();
       ready.store(r, std::memory_order_release);
     }

@@ -1,0 +1,23 @@
+#include "common/picture_trace.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace gme {
+
+bool picture_trace_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("GME_PICTURE_TRACE");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
+void picture_trace_mark(const char* step, long number) {
+  static const auto origin = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - origin).count();
+  std::fprintf(stderr, "trace %.3f %s %ld\n", ms, step, number);  // one call per line: lines from threads stay whole
+}
+
+}  // namespace gme

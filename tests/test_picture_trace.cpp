@@ -1,0 +1,77 @@
+// GME_PICTURE_TRACE=1 (common/picture_trace.h): lencod prints each picture's steps in order, and
+// tools/picture_timeline.py turns them into the per-step medians doc/PERFORMANCE.md quotes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "conformance_util.h"
+
+namespace gme {
+namespace {
+
+using conf::bin_dir;
+using conf::run_command;
+using conf::shell_quote;
+
+TEST(PictureTrace, StepsComeInOrderForEveryPictureAndTheTimelineReadsThem) {
+  const conf::Clip clip = conf::synth_clip(64, 48, 8);
+  ASSERT_FALSE(clip.file.empty());
+  conf::TempDir dir("picture_trace");
+  for (const char* gpu : {"0", "1"}) {
+    SCOPED_TRACE(std::string("GPUIntegerME ") + gpu);
+    const std::string trace = dir.file(std::string("trace_") + gpu + ".txt");
+    const conf::CommandResult r = run_command(
+        "GME_PICTURE_TRACE=1 " + shell_quote(bin_dir() + "/lencod") + " -d cfg/encoder_baseline.cfg -p InputFile=" +
+        shell_quote(clip.file) + " -p SourceWidth=64 -p SourceHeight=48 -p FramesToBeEncoded=8 -p IntraPeriod=4" +
+        " -p Threads=2 -p GPUIntegerME=" + gpu + " -p OutputFile=" + shell_quote(dir.file("x.264")) + " 2>" +
+        shell_quote(trace) + " >/dev/null");
+    ASSERT_EQ(r.status, 0) << conf::read_text(trace);
+    // picture -> rows_start -> slices -> reference, once per picture, for pictures 0..7; P pictures of the GPU run
+    // call the search in between.
+    std::istringstream in(conf::read_text(trace));
+    std::map<long, std::vector<std::string>> steps;
+    double last_ms = -1;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("trace ", 0) != 0) continue;  // lencod's own lines (the twin's warning without a GPU)
+      std::istringstream f(line.substr(6));
+      double ms = -1;
+      std::string step;
+      long n = -1;
+      ASSERT_TRUE(static_cast<bool>(f >> ms >> step >> n)) << line;
+      EXPECT_GE(ms, last_ms) << "times only grow";
+      last_ms = ms;
+      if (step != "rows_wait" && step != "rows_landed") steps[n].push_back(step);
+    }
+    ASSERT_EQ(steps.size(), 8u);
+    for (const auto& [n, s] : steps) {
+      SCOPED_TRACE("picture " + std::to_string(n));
+      const bool searched = gpu[0] == '1' && n % 4 != 0;
+      const std::vector<std::string> want =
+          searched ? std::vector<std::string>{"picture", "search_call", "search_returned", "rows_start", "slices", "reference"}
+                   : std::vector<std::string>{"picture", "rows_start", "slices", "reference"};
+      EXPECT_EQ(s, want);
+    }
+    const conf::CommandResult t =
+        run_command("python3 tools/picture_timeline.py " + shell_quote(trace) + " 1 2>&1");
+    ASSERT_EQ(t.status, 0) << t.output;
+    EXPECT_NE(t.output.find("pictures: 6 "), std::string::npos) << t.output;
+    EXPECT_NE(t.output.find("rows"), std::string::npos) << t.output;
+  }
+}
+
+TEST(PictureTrace, SilentUnlessAsked) {
+  const conf::Clip clip = conf::synth_clip(64, 48, 8);
+  ASSERT_FALSE(clip.file.empty());
+  conf::TempDir dir("picture_trace_off");
+  const conf::CommandResult r = run_command(
+      shell_quote(bin_dir() + "/lencod") + " -d cfg/encoder_baseline.cfg -p InputFile=" + shell_quote(clip.file) +
+      " -p SourceWidth=64 -p SourceHeight=48 -p FramesToBeEncoded=3 -p OutputFile=" + shell_quote(dir.file("x.264")));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("trace "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gme
