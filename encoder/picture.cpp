@@ -78,9 +78,9 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
   // The macroblock loop starts on the first rows while the GPU still works on the last (encode_picture waits for
   // the rest before `cands` goes).
   req.progressive = true;
-  picture_trace("search_call", s.coded);
+  picture_trace("search_call", pp.index);
   search.search(req, cands);
-  picture_trace("search_returned", s.coded);
+  picture_trace("search_returned", pp.index);
   *seconds += seconds_since(t0);
   return rerank_sources(cands, s.mb_w, lam.mf[0], std::move(req.penalty_pred), &search);
 }
@@ -167,6 +167,7 @@ int intra_period_origin(const EncoderParams& p, int last_idr) {
 PictureParams plan_picture(const EncoderState& s, int n) {
   const EncoderParams& p = s.p;
   PictureParams pp;
+  pp.index = n;
   pp.idr = n == 0 || (p.idr_period > 0 && n % p.idr_period == 0);
   const int last_idr = pp.idr ? n : s.last_idr;
   const bool intra = pp.idr || (p.intra_period > 0 && (n - intra_period_origin(p, last_idr)) % p.intra_period == 0);
@@ -227,7 +228,7 @@ double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
 PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
                            std::shared_ptr<Frame>* rec_out) {
   const auto t_start = Clock::now();
-  picture_trace("picture", s.coded);
+  picture_trace("picture", pp.index);
   if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
     throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
                              std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
@@ -308,14 +309,14 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
-  picture_trace("rows_start", s.coded);  // references' planes built, search call returned
+  picture_trace("rows_start", pp.index);  // references' planes built, search call returned
   SliceLoopStats st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
   if (sources && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
     const auto t_wait = Clock::now();
     s.picture_search->wait_rows(s.mb_h);
     picture_me_seconds += seconds_since(t_wait);
   }
-  picture_trace("slices", s.coded);  // rows decided, coded and deblocked, slices written
+  picture_trace("slices", pp.index);  // rows decided, coded and deblocked, slices written
   res.num_slices = st.num_slices;
   res.times = st.times;
   res.times.split_partition_searches();
@@ -337,7 +338,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     res.times.picture_search += pre;
   }
 
-  picture_trace("reference", s.coded);  // borders extended, sent to the search
+  picture_trace("reference", pp.index);  // borders extended, sent to the search
   res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
   res.bit_use = st.bit_use;
   res.times.total = seconds_since(t_start);

@@ -28,6 +28,7 @@ namespace gme {
 
 // Per-picture decisions the slices need.
 struct PictureParams {
+  int index = 0;  // coding order (an I picture coded ahead of its turn has its own, not the state's count)
   SliceType type = SliceType::I;
   bool idr = false;
   int qp = 26;
