@@ -1,8 +1,8 @@
 // GME_PICTURE_TRACE=1: one line on stderr per step of each picture ("trace <ms> <step> <number>", milliseconds since
 // the first mark), from which tools/picture_timeline.py gives the median time between steps. What it is for: the
-// picture boundary (what runs serially between one picture's macroblock rows and the next's) is a few
-// milliseconds out of a picture of 3-16 ms at 16 threads, which per-stage CPU times summed over workers do not show.
-// Off (one cached getenv per call site's check), it costs a load and a branch per step.
+// picture boundary (what runs serially between one picture's macroblock rows and the next's) is a small share of a
+// picture's wall time with many threads, which per-stage CPU times summed over workers do not show.
+// Off, it costs a cached check and a branch per step.
 #pragma once
 
 namespace gme {

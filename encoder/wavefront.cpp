@@ -164,11 +164,12 @@ class Wavefront {
     }
   }
 
-  // SliceMode 2: puts decided macroblocks into the slice in order, from next_commit_ on, until one is not decided
-  // yet or the slice is full (which ends the epoch: the workers stop at their next macroblock or wait). Without
-  // wait_for_lock it returns at once when another worker is at it: every worker comes here after each macroblock,
-  // so a macroblock decided just after the committer looked is taken by the next one's call (the epoch's end
-  // takes the rest).
+  // Puts decided macroblocks into the slices in coding order, from next_commit_ on, until one is not decided yet.
+  // Without wait_for_lock it returns at once when another worker is at it: workers come here after each row
+  // (SliceMode 0 and 1) or each macroblock (SliceMode 2), so what is decided just after the committer looked is
+  // taken by a later call, and the end of the pass (wait_for_lock) takes the rest. Writing the slices thus overlaps
+  // the rows still being decided instead of following the last one. SliceMode 2: a macroblock that would pass the
+  // byte limit fills the slice, which ends the epoch (the workers stop at their next macroblock or wait).
   void commit(bool wait_for_lock) {
     std::unique_lock<std::mutex> lock(commit_m_, std::defer_lock);
     if (wait_for_lock) lock.lock();
@@ -176,29 +177,15 @@ class Wavefront {
     while (!full_ && next_commit_ < total_) {
       const int y = next_commit_ / mb_w_, x = next_commit_ % mb_w_;
       if (rows_.decided.get(y) <= x) return;
+      if (byte_limit_ == 0 && next_commit_ > 0 && slice_starts(next_commit_)) {  // SliceMode 1's next slice
+        commits_->close();
+        commits_->open(next_commit_);
+      }
       if (!commits_->add(next_commit_, byte_limit_)) {
         full_ = true;
         rows_.decided.abort();
         return;
       }
-      ++next_commit_;
-    }
-  }
-  // SliceMode 0 and 1: the decided macroblocks into their slices in order, from next_commit_ on, by a worker that
-  // has finished a row and finds the lock free (the picture's end takes the rest with wait_for_lock), so putting
-  // the slices together overlaps the rows still being decided instead of following the last one.
-  void commit_rows(bool wait_for_lock) {
-    std::unique_lock<std::mutex> lock(commit_m_, std::defer_lock);
-    if (wait_for_lock) lock.lock();
-    else if (!lock.try_lock()) return;
-    while (next_commit_ < total_) {
-      const int y = next_commit_ / mb_w_, x = next_commit_ % mb_w_;
-      if (rows_.decided.get(y) <= x) return;
-      if (next_commit_ > 0 && slice_starts(next_commit_)) {
-        commits_->close();
-        commits_->open(next_commit_);
-      }
-      commits_->add(next_commit_, 0);
       ++next_commit_;
     }
   }
@@ -325,9 +312,9 @@ class Wavefront {
     if (y > 0) deblock(mb_w_ - 1, y - 1, w);
     if (y == mb_h_ - 1)  // nothing below reads the last row: it follows at once
       for (int x = 0; x < mb_w_; ++x) deblock(x, y, w);
-    if (byte_limit_ == 0) {
+    if (byte_limit_ == 0) {  // SliceMode 2 commits after every macroblock (above)
       const double t = stage_clock_seconds();
-      commit_rows(false);
+      commit(false);
       w.times.coding += seconds_since(t);
     }
   }
@@ -383,7 +370,7 @@ SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, c
     wf.begin_epoch(0, 0);
     run_workers(s, n, job);
     const double t0 = stage_clock_seconds();
-    wf.commit_rows(true);  // what the workers left decided but not committed
+    wf.commit(true);  // what the workers left decided but not committed
     slices.close();
     st.times.coding += seconds_since(t0);
   } else {
