@@ -6,7 +6,7 @@
 #
 # Usage: tools/bench_threads.sh [OUTDIR]
 #   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"  ROUNDS=1 (each time: the best of this many runs)
-#   FRAMES_640x480="40 120"  FRAMES_1920x1080="6 18"   (each size runs at both counts, see "steady" below)
+#   FRAMES_640x480="40 120"  FRAMES_1920x1080="6 30"   (each size runs at both counts, see "steady" below)
 #   X264_DEBS=.x264   folder with libx264-dev_*.deb (apt-get download libx264-dev; the script unpacks it under
 #                     /tmp and builds tools/x264_raw_bench.cpp against its libx264.a); without it, an `x264` on
 #                     the PATH is used; without either, no x264 column.
@@ -88,7 +88,7 @@ for size in $sizes; do
   gzip -dc "$clip" >"$raw"
   var="FRAMES_$size"
   counts=${!var:-}
-  [ -n "$counts" ] || { [ "$size" = 640x480 ] && counts="40 120" || counts="6 18"; }
+  [ -n "$counts" ] || { [ "$size" = 640x480 ] && counts="40 120" || counts="6 30"; }
   small=${counts% *}
   large=${counts#* }
   for qp in $qps; do
