@@ -4,13 +4,15 @@
 //
 // One block per (macroblock, rank). A partition at offset (ox, oy) is the sum of its 4x4 blocks, so the work is 112
 // tasks (7 partition levels x 16 blocks of 4x4), each the 49 offsets around the integer vector its partition's
-// candidate of that rank has:
-//   1. every task's 10x10 integer samples around its block, coordinates clamped (= unbounded edge replication);
-//   2. per task the half-pel planes b (and its unrounded horizontal taps b1), h and j of 8.4.2.2.1, as in the
+// candidate of that rank has. A task whose block has the same vector at a coarser level reads that level's values;
+// the others (the computing tasks, listed first) do:
+//   1. each computing task's 10x10 integer samples around its block, coordinates clamped (= unbounded edge
+//      replication);
+//   2. per computing task the half-pel planes b (and its unrounded horizontal taps b1), h and j of 8.4.2.2.1, as in the
 //      CPU's SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within
 //      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
-//   4. one thread per (partition, offset): the sum over the partition's blocks, written to the table.
+//   4. one thread per (partition, two table slots): the sum over the partition's blocks, written to the table.
 // Uses only __syncthreads and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it once per
 // translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
 #pragma once
@@ -32,7 +34,6 @@ __constant__ SubpelSlotMap c_subpel_slots = kSubpelSlots;
 
 constexpr int kSubpelThreads = 256;
 constexpr int kSubpelTasks = 7 * 16;  // partition level x 4x4 block
-constexpr int kSubpelRaw = 10;        // integer samples per side: X-3 .. X+6 around the block at X
 
 struct SubpelKernelArgs {
   const uint8_t* cur;   // current luma, pitch bytes per row, width x height (coded size, no border)
@@ -58,22 +59,57 @@ inline SubpelKernelArgs subpel_kernel_args(const PictureSearchRequest& req) {
   return a;
 }
 
-// Shared memory layout (bytes), all per task.
-constexpr int kSubpelRawBytes = kSubpelTasks * kSubpelRaw * kSubpelRaw;  // uint8 raw[10][10]
-constexpr int kSubpelB1Bytes = kSubpelTasks * 10 * 5 * 2;                // int16 b1[10][5]: region rows -2..7
-constexpr int kSubpelBBytes = kSubpelTasks * 6 * 5;                      // uint8 b[6][5]
-constexpr int kSubpelHBytes = kSubpelTasks * 5 * 6;                      // uint8 h[5][6]
-constexpr int kSubpelJBytes = kSubpelTasks * 5 * 5;                      // uint8 j[5][5]
-constexpr int kSubpelResBytes = kSubpelTasks * kSubpelOffsets * 2;       // uint16 distortion[49]
-constexpr int kSubpelOrgBytes = kSubpelTasks * 8;                        // int32 X, Y
-constexpr int kSubpelAliasBytes = kSubpelTasks * 4;                      // int32: task computing the same values
+// Shared memory layout (bytes). Each task's sample planes lie together (kSubpelPlaneBytes apart), so that a
+// quarter-pel offset's two source samples are at fixed offsets from the task's planes whatever their kinds
+// (SubpelSources): the prediction loop is then the same code for every lane.
+constexpr int kSubpelRaw = 10;                 // integer samples per side: X-3 .. X+6 around the block at X
+constexpr int kSubpelPlaneG = 0;               // uint8 raw[10][10]; G(r, c) = raw[r + 2][c + 2]
+constexpr int kSubpelPlaneB = 100;             // uint8 b[6][5]
+constexpr int kSubpelPlaneH = 130;             // uint8 h[5][6]
+constexpr int kSubpelPlaneJ = 160;             // uint8 j[5][5]
+constexpr int kSubpelPlaneBytes = 188;         // 185 rounded up to a word
+constexpr int kSubpelPlanesBytes = kSubpelTasks * kSubpelPlaneBytes;
+constexpr int kSubpelB1Bytes = kSubpelTasks * 10 * 5 * 2;                 // int16 b1[10][5]: region rows -2..7
+constexpr int kSubpelResBytes = kSubpelTasks * kSubpelOffsets * 2;        // uint16 distortion[49]
+constexpr int kSubpelOrgBytes = kSubpelTasks * 8;                         // int32 X, Y
+constexpr int kSubpelAliasBytes = kSubpelTasks * 4;                       // int32: task computing the same values
+constexpr int kSubpelListBytes = kSubpelTasks * 4;                        // int32: the tasks that compute, in order
+constexpr int kSubpelFlagBytes = kSubpelTasks;                            // uint8: 1 where a task computes
+constexpr int kSubpelSourceBytes = 52 * 4;                                // uint32 SubpelSources per offset
+constexpr int kSubpelSlotBytes = kSubpelRowSlots;                         // int8 offset of each table slot
 constexpr int kSubpelCurBytes = 256;
-constexpr size_t kSubpelSmemBytes = kSubpelRawBytes + kSubpelB1Bytes + kSubpelBBytes + kSubpelHBytes +
-                                    kSubpelJBytes + kSubpelResBytes + kSubpelOrgBytes + kSubpelAliasBytes +
-                                    kSubpelCurBytes;
+static_assert(kSubpelFlagBytes % 4 == 0 && kSubpelB1Bytes % 16 == 0 && kSubpelPlanesBytes % 16 == 0,
+              "the flags are counted a word at a time; the arrays after them stay aligned");
+constexpr size_t kSubpelSmemBytes = kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes + kSubpelOrgBytes +
+                                    kSubpelAliasBytes + kSubpelListBytes + kSubpelFlagBytes + kSubpelSourceBytes +
+                                    kSubpelSlotBytes + kSubpelCurBytes;
 
-// Partition (me_interface.h numbering) of level L (0 16x16, 1 16x8, 2 8x16, 3 8x8, 4 8x4, 5 4x8, 6 4x4) that holds
-// 4x4 block (bx, by).
+// The rectangle of 4x4 blocks (x0, y0, w, h) partition `part` (me_interface.h numbering) covers, and its level
+// (0 16x16, 1 16x8, 2 8x16, 3 8x8, 4 8x4, 5 4x8, 6 4x4).
+struct SubpelRect {
+  int level, x0, y0, w, h;
+};
+__device__ __forceinline__ SubpelRect subpel_rect(int part) {
+  if (part == 0) return {0, 0, 0, 4, 4};
+  if (part <= 2) return {1, 0, 2 * (part - 1), 4, 2};
+  if (part <= 4) return {2, 2 * (part - 3), 0, 2, 4};
+  if (part <= 8) {
+    const int b8 = part - 5;
+    return {3, 2 * (b8 & 1), 2 * (b8 >> 1), 2, 2};
+  }
+  if (part <= 16) {
+    const int q = part - 9, b8 = q >> 1;
+    return {4, 2 * (b8 & 1), 2 * (b8 >> 1) + (q & 1), 2, 1};
+  }
+  if (part <= 24) {
+    const int q = part - 17, b8 = q >> 1;
+    return {5, 2 * (b8 & 1) + (q & 1), 2 * (b8 >> 1), 1, 2};
+  }
+  const int q = part - 25, b8 = q >> 2;
+  return {6, 2 * (b8 & 1) + (q & 1), 2 * (b8 >> 1) + ((q >> 1) & 1), 1, 1};
+}
+
+// The partition of level `level` that holds 4x4 block (bx, by).
 __device__ __forceinline__ int subpel_partition_of(int level, int bx, int by) {
   const int b8 = (by >> 1) * 2 + (bx >> 1);
   switch (level) {
@@ -85,10 +121,6 @@ __device__ __forceinline__ int subpel_partition_of(int level, int bx, int by) {
     case 5: return 17 + 2 * b8 + (bx & 1);
     default: return 25 + 4 * b8 + 2 * (by & 1) + (bx & 1);
   }
-}
-
-__device__ __forceinline__ int subpel_level_of(int part) {
-  return part == 0 ? 0 : part <= 2 ? 1 : part <= 4 ? 2 : part <= 8 ? 3 : part <= 16 ? 4 : part <= 24 ? 5 : 6;
 }
 
 __device__ __forceinline__ int subpel_tap6(int p0, int p1, int p2, int p3, int p4, int p5) {
@@ -121,29 +153,53 @@ __device__ __forceinline__ void subpel_sample_sources(int k, int& ka, int& ra, i
   }
 }
 
-// Region position (0, 0) of plane `kind` of task t, and its row stride.
-__device__ __forceinline__ const uint8_t* subpel_plane(int kind, int t, const uint8_t* s_raw, const uint8_t* s_b,
-                                                       const uint8_t* s_h, const uint8_t* s_j, int& stride) {
-  switch (kind) {
-    case 0: stride = 10; return s_raw + t * 100 + 2 * 10 + 2;  // G(r, c) = raw[r + 2][c + 2]
-    case 1: stride = 5; return s_b + t * 30;
-    case 2: stride = 6; return s_h + t * 30;
-    default: stride = 5; return s_j + t * 25;
+// Where the samples of quarter-pel offset oi come from, packed in a word: byte 0 the offset of the first source's
+// sample (0, 0) in a task's planes, byte 1 its row stride; bytes 2 and 3 the same for the second source.
+__device__ __forceinline__ uint32_t subpel_sources(int oi) {
+  const int ox = oi % 7 - 3, oy = oi / 7 - 3;
+  const int fx = ox & 3, fy = oy & 3, c0 = (ox >> 2) + 1, r0 = (oy >> 2) + 1;
+  int ka, ra, ca, kb, rb, cb;
+  subpel_sample_sources(fy * 4 + fx, ka, ra, ca, kb, rb, cb);
+  const int base[4] = {kSubpelPlaneG + 2 * kSubpelRaw + 2, kSubpelPlaneB, kSubpelPlaneH, kSubpelPlaneJ};
+  const int stride[4] = {kSubpelRaw, 5, 6, 5};
+  const uint32_t off_a = static_cast<uint32_t>(base[ka] + (r0 + ra) * stride[ka] + c0 + ca);
+  const uint32_t off_b = static_cast<uint32_t>(base[kb] + (r0 + rb) * stride[kb] + c0 + cb);
+  return off_a | static_cast<uint32_t>(stride[ka]) << 8 | off_b << 16 | static_cast<uint32_t>(stride[kb]) << 24;
+}
+
+// JM's 4x4 SATD of the differences d (common/pixel.cpp's satd4x4_c): horizontal butterflies, then vertical.
+__device__ __forceinline__ uint32_t subpel_satd4x4(const int (&d)[16]) {
+  int m[16];
+GME_SUBPEL_UNROLL
+  for (int y = 0; y < 4; ++y) {
+    const int* rw = d + 4 * y;
+    const int s01 = rw[0] + rw[1], d01 = rw[0] - rw[1], s23 = rw[2] + rw[3], d23 = rw[2] - rw[3];
+    m[4 * y + 0] = s01 + s23;
+    m[4 * y + 1] = s01 - s23;
+    m[4 * y + 2] = d01 - d23;
+    m[4 * y + 3] = d01 + d23;
   }
+  uint32_t dist = 0;
+GME_SUBPEL_UNROLL
+  for (int x = 0; x < 4; ++x) {
+    const int s01 = m[x] + m[4 + x], d01 = m[x] - m[4 + x], s23 = m[8 + x] + m[12 + x], d23 = m[8 + x] - m[12 + x];
+    dist += abs(s01 + s23) + abs(s01 - s23) + abs(d01 - d23) + abs(d01 + d23);
+  }
+  return (dist + 1) >> 1;
 }
 
 __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const SubpelKernelArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  uint8_t* s_raw = smem;
-  int16_t* s_b1 = reinterpret_cast<int16_t*>(smem + kSubpelRawBytes);
-  uint8_t* s_b = smem + kSubpelRawBytes + kSubpelB1Bytes;
-  uint8_t* s_h = s_b + kSubpelBBytes;
-  uint8_t* s_j = s_h + kSubpelHBytes;
-  uint16_t* s_res = reinterpret_cast<uint16_t*>(s_j + kSubpelJBytes);
-  int* s_org = reinterpret_cast<int*>(smem + kSubpelRawBytes + kSubpelB1Bytes + kSubpelBBytes + kSubpelHBytes +
-                                      kSubpelJBytes + kSubpelResBytes);
+  uint8_t* s_pl = smem;
+  int16_t* s_b1 = reinterpret_cast<int16_t*>(smem + kSubpelPlanesBytes);
+  uint16_t* s_res = reinterpret_cast<uint16_t*>(smem + kSubpelPlanesBytes + kSubpelB1Bytes);
+  int* s_org = reinterpret_cast<int*>(smem + kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes);
   int* s_alias = s_org + 2 * kSubpelTasks;
-  uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_alias + kSubpelTasks);
+  int* s_list = s_alias + kSubpelTasks;
+  uint8_t* s_flag = reinterpret_cast<uint8_t*>(s_list + kSubpelTasks);
+  uint32_t* s_src = reinterpret_cast<uint32_t*>(s_flag + kSubpelFlagBytes);
+  int8_t* s_slot = reinterpret_cast<int8_t*>(s_src + kSubpelSourceBytes / 4);
+  uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_slot + kSubpelSlotBytes);
 
   const int tid = threadIdx.x;
   const int mb = a.mb_first + static_cast<int>(blockIdx.x) / a.ranks, rank = static_cast<int>(blockIdx.x) % a.ranks;
@@ -157,7 +213,12 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
     const int mvx = static_cast<int16_t>(packed & 0xFFFF), mvy = static_cast<int16_t>(packed >> 16);
     s_org[2 * tid] = mb_px + 4 * bx + mvx / 4;  // candidates are full-pel: exact
     s_org[2 * tid + 1] = mb_py + 4 * by + mvy / 4;
+  } else if (tid < kSubpelTasks + kSubpelOffsets) {  // tables every lane reads at its own index (not __constant__,
+    s_src[tid - kSubpelTasks] = subpel_sources(tid - kSubpelTasks);  // which serves one address at a time)
+  } else if (tid >= 192) {
+    s_slot[tid - 192] = c_subpel_slots.offset_of_slot[tid - 192];
   }
+  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelRowSlots <= kSubpelThreads, "table set-up");
   __syncthreads();
   // A block whose partition at a coarser level has the same first candidate has the same 49 values there: only
   // the coarsest level of each (block, vector) is computed (the levels of a macroblock's first candidates mostly
@@ -167,110 +228,142 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
     for (int t = tid - 16; t >= 0; t -= 16)  // the same block at the levels above
       if (s_org[2 * t] == s_org[2 * tid] && s_org[2 * t + 1] == s_org[2 * tid + 1]) alias = t;
     s_alias[tid] = alias;
+    s_flag[tid] = alias == tid ? 1 : 0;
   }
   __syncthreads();
+  // The computing tasks, listed in task order (each finds its place by counting the flags before it), so that the
+  // stages below spend their lanes on them only.
+  int tasks = 0, before = 0;
+  for (int w = 0; w < kSubpelFlagBytes / 4; ++w) {
+    const uint32_t f = reinterpret_cast<const uint32_t*>(s_flag)[w];
+    const int n = static_cast<int>((f * 0x01010101u) >> 24);  // four 0/1 bytes: their sum in the top byte
+    if (4 * w + 4 <= tid) before += n;
+    else if (4 * w < tid) before += static_cast<int>(((f << (8 * (4 - (tid - 4 * w)))) * 0x01010101u) >> 24);
+    tasks += n;
+  }
+  if (tid < kSubpelTasks && s_flag[tid]) s_list[before] = tid;
+  __syncthreads();
 
-  // 1. Integer samples raw[r][c] = ref(X - 3 + c, Y - 3 + r), clamped into the picture.
-  for (int i = tid; i < kSubpelRawBytes; i += kSubpelThreads) {
-    const int t = i / (kSubpelRaw * kSubpelRaw), rc = i % (kSubpelRaw * kSubpelRaw);
-    if (s_alias[t] != t) continue;
-    const int r = rc / kSubpelRaw, c = rc % kSubpelRaw;
-    int x = s_org[2 * t] - 3 + c, y = s_org[2 * t + 1] - 3 + r;
-    x = x < 0 ? 0 : x >= a.width ? a.width - 1 : x;
+  // 1. Integer samples raw[r][c] = ref(X - 3 + c, Y - 3 + r), clamped into the picture: a row of a task per item.
+  for (int i = tid; i < tasks * kSubpelRaw; i += kSubpelThreads) {
+    const int t = s_list[i / kSubpelRaw], r = i % kSubpelRaw;
+    int y = s_org[2 * t + 1] - 3 + r;
     y = y < 0 ? 0 : y >= a.height ? a.height - 1 : y;
-    s_raw[i] = a.ref[static_cast<size_t>(y) * a.pitch + x];
+    const uint8_t* src = a.ref + static_cast<size_t>(y) * a.pitch;
+    uint8_t* dst = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + r * kSubpelRaw;
+    const int x0 = s_org[2 * t] - 3;
+    if (x0 >= 0 && x0 + kSubpelRaw <= a.width) {
+GME_SUBPEL_UNROLL
+      for (int c = 0; c < kSubpelRaw; ++c) dst[c] = __ldg(src + x0 + c);
+    } else {
+      for (int c = 0; c < kSubpelRaw; ++c) {
+        const int x = x0 + c;
+        dst[c] = src[x < 0 ? 0 : x >= a.width ? a.width - 1 : x];
+      }
+    }
   }
   __syncthreads();
 
   // 2a. Region coordinates: G(r, c) = raw[r + 2][c + 2], r, c in 0..5 (the block is rows/columns 1..4).
   //     b1 row rr (region row rr - 2), column c: horizontal taps centred between G columns c and c + 1;
-  //     b(r, c) = Clip1((b1 + 16) >> 5) for rows 0..5, columns 0..4; h(r, c) half-pel below G(r, c), rows 0..4,
-  //     columns 0..5.
-  for (int i = tid; i < kSubpelTasks * 50; i += kSubpelThreads) {
-    const int t = i / 50, rr = (i % 50) / 5, c = i % 5;
-    if (s_alias[t] != t) continue;
-    const uint8_t* p = s_raw + t * 100 + rr * 10 + c;
-    const int v = subpel_tap6(p[0], p[1], p[2], p[3], p[4], p[5]);
-    s_b1[i] = static_cast<int16_t>(v);
-    if (rr >= 2 && rr < 8) s_b[t * 30 + (rr - 2) * 5 + c] = static_cast<uint8_t>(subpel_clip_pixel((v + 16) >> 5));
+  //     b(r, c) = Clip1((b1 + 16) >> 5) for rows 0..5, columns 0..4: a raw row per item.
+  for (int i = tid; i < tasks * kSubpelRaw; i += kSubpelThreads) {
+    const int t = s_list[i / kSubpelRaw], rr = i % kSubpelRaw;
+    const uint8_t* p = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + rr * kSubpelRaw;
+    int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+    for (int c = 0; c < kSubpelRaw; ++c) v[c] = p[c];
+    int16_t* b1 = s_b1 + t * 50 + rr * 5;
+    uint8_t* b = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneB + (rr - 2) * 5;
+GME_SUBPEL_UNROLL
+    for (int c = 0; c < 5; ++c) {
+      const int tap = subpel_tap6(v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]);
+      b1[c] = static_cast<int16_t>(tap);
+      if (rr >= 2 && rr < 8) b[c] = static_cast<uint8_t>(subpel_clip_pixel((tap + 16) >> 5));
+    }
   }
-  for (int i = tid; i < kSubpelTasks * 30; i += kSubpelThreads) {
-    const int t = i / 30, r = (i % 30) / 6, c = i % 6;
-    if (s_alias[t] != t) continue;
-    const uint8_t* p = s_raw + t * 100 + r * 10 + c + 2;
-    s_h[i] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(p[0], p[10], p[20], p[30], p[40], p[50]) + 16) >> 5));
+  //     h(r, c) half-pel below G(r, c), rows 0..4, columns 0..5: a raw column per item.
+  for (int i = tid; i < tasks * 6; i += kSubpelThreads) {
+    const int t = s_list[i / 6], c = i % 6;
+    const uint8_t* p = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + c + 2;
+    int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+    for (int r = 0; r < kSubpelRaw; ++r) v[r] = p[r * kSubpelRaw];
+    uint8_t* h = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneH + c;
+GME_SUBPEL_UNROLL
+    for (int r = 0; r < 5; ++r)
+      h[r * 6] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4],
+                                                                     v[r + 5]) + 16) >> 5));
   }
   __syncthreads();
-  // 2b. j(r, c): vertical taps over b1 rows r - 2 .. r + 3 (b1 rows r .. r + 5), rows and columns 0..4.
-  for (int i = tid; i < kSubpelTasks * 25; i += kSubpelThreads) {
-    const int t = i / 25, r = (i % 25) / 5, c = i % 5;
-    if (s_alias[t] != t) continue;
-    const int16_t* p = s_b1 + t * 50 + r * 5 + c;
-    s_j[i] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(p[0], p[5], p[10], p[15], p[20], p[25]) + 512) >> 10));
+  // 2b. j(r, c): vertical taps over b1 rows r .. r + 5 (region rows r - 2 .. r + 3), rows and columns 0..4: a b1
+  //     column per item.
+  for (int i = tid; i < tasks * 5; i += kSubpelThreads) {
+    const int t = s_list[i / 5], c = i % 5;
+    const int16_t* p = s_b1 + t * 50 + c;
+    int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+    for (int r = 0; r < kSubpelRaw; ++r) v[r] = p[r * 5];
+    uint8_t* j = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneJ + c;
+GME_SUBPEL_UNROLL
+    for (int r = 0; r < 5; ++r)
+      j[r * 5] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4],
+                                                                     v[r + 5]) + 512) >> 10));
   }
   __syncthreads();
 
-  // 3. One (task, offset) per thread: the prediction (Table 8-12 sample kinds, as SubpelRegion::predict) and its
-  //    distortion against the source block.
-  for (int i = tid; i < kSubpelTasks * kSubpelOffsets; i += kSubpelThreads) {
-    const int t = i / kSubpelOffsets, oi = i % kSubpelOffsets;
-    if (s_alias[t] != t) continue;
-    const int ox = oi % 7 - 3, oy = oi / 7 - 3;
-    const int fx = ox & 3, fy = oy & 3, c0 = (ox >> 2) + 1, r0 = (oy >> 2) + 1;
-    // Every sample of the prediction is (A + B + 1) >> 1 of two plane samples at fixed offsets (A = B for full-
-    // and half-pel positions), so the sample kind is chosen once per offset and the 16-sample loop is the same
-    // for all lanes (a switch per sample would serialise the warp over the 16 kinds its lanes hold).
-    int kind_a, dr_a, dc_a, kind_b, dr_b, dc_b;  // kind: 0 G, 1 b, 2 h, 3 j
-    subpel_sample_sources(fy * 4 + fx, kind_a, dr_a, dc_a, kind_b, dr_b, dc_b);
-    int stride_a, stride_b;
-    const uint8_t* pa = subpel_plane(kind_a, t, s_raw, s_b, s_h, s_j, stride_a);
-    const uint8_t* pb = subpel_plane(kind_b, t, s_raw, s_b, s_h, s_j, stride_b);
-    pa += (r0 + dr_a) * stride_a + c0 + dc_a;
-    pb += (r0 + dr_b) * stride_b + c0 + dc_b;
+  // 3. One (task, offset) per item: the prediction (Table 8-12 sample kinds, as SubpelRegion::predict) and its
+  //    distortion against the source block. Every sample of the prediction is (A + B + 1) >> 1 of two plane
+  //    samples at fixed offsets (A = B for full- and half-pel positions), read through the offset's SubpelSources.
+  for (int i = tid; i < tasks * kSubpelOffsets; i += kSubpelThreads) {
+    const int t = s_list[i / kSubpelOffsets], oi = i % kSubpelOffsets;
+    const uint32_t srcs = s_src[oi];
+    const uint8_t* planes = s_pl + t * kSubpelPlaneBytes;
+    const uint8_t* pa = planes + (srcs & 0xffu);
+    const uint8_t* pb = planes + ((srcs >> 16) & 0xffu);
+    const int stride_a = static_cast<int>((srcs >> 8) & 0xffu), stride_b = static_cast<int>(srcs >> 24);
     const int blk = t & 15;
-    const uint8_t* src = s_cur + (blk >> 2) * 64 + (blk & 3) * 4;
+    const uint32_t* cur = reinterpret_cast<const uint32_t*>(s_cur + (blk >> 2) * 64 + (blk & 3) * 4);
     int d[16];
 GME_SUBPEL_UNROLL
-    for (int y = 0; y < 4; ++y)
+    for (int y = 0; y < 4; ++y) {
+      const uint32_t c4 = cur[4 * y];
 GME_SUBPEL_UNROLL
       for (int x = 0; x < 4; ++x)
-        d[4 * y + x] = static_cast<int>(src[16 * y + x]) -
+        d[4 * y + x] = static_cast<int>((c4 >> (8 * x)) & 0xffu) -
                        ((pa[y * stride_a + x] + pb[y * stride_b + x] + 1) >> 1);
+    }
     uint32_t dist = 0;
     if (a.metric == 2) {
-      int m[16];
-      for (int y = 0; y < 4; ++y) {  // horizontal butterflies, then vertical, as satd4x4_c
-        const int* rw = d + 4 * y;
-        const int s01 = rw[0] + rw[1], d01 = rw[0] - rw[1], s23 = rw[2] + rw[3], d23 = rw[2] - rw[3];
-        m[4 * y + 0] = s01 + s23; m[4 * y + 1] = s01 - s23; m[4 * y + 2] = d01 - d23; m[4 * y + 3] = d01 + d23;
-      }
-      for (int x = 0; x < 4; ++x) {
-        const int s01 = m[x] + m[4 + x], d01 = m[x] - m[4 + x], s23 = m[8 + x] + m[12 + x], d23 = m[8 + x] - m[12 + x];
-        dist += abs(s01 + s23) + abs(s01 - s23) + abs(d01 - d23) + abs(d01 + d23);
-      }
-      dist = (dist + 1) >> 1;
+      dist = subpel_satd4x4(d);
     } else {
+GME_SUBPEL_UNROLL
       for (int k = 0; k < 16; ++k) dist += abs(d[k]);
     }
-    s_res[i] = static_cast<uint16_t>(dist);
+    s_res[t * kSubpelOffsets + oi] = static_cast<uint16_t>(dist);
   }
   __syncthreads();
 
-  // 4. Partition sums, in the table's layout: one thread per (partition, row slot), so a warp writes consecutive
-  //    slots of a row; padding slots get 0 (every byte that travels to the host was written).
+  // 4. Partition sums in the table's layout, two slots per item (a warp writes a whole row); padding slots get 0
+  //    (every byte that travels to the host is written).
   SubpelTable& out = a.out[static_cast<size_t>(mb) * a.ranks + rank];
-  for (int i = tid; i < kNumPartitions * kSubpelRowSlots; i += kSubpelThreads) {
-    const int part = i / kSubpelRowSlots, slot = i % kSubpelRowSlots;
-    const int oi = c_subpel_slots.offset_of_slot[slot];
-    uint32_t sum = 0;
-    if (oi >= 0) {
-      const int level = subpel_level_of(part);
-      for (int blk = 0; blk < 16; ++blk)
-        if (subpel_partition_of(level, blk & 3, blk >> 2) == part)
-          sum += s_res[s_alias[level * 16 + blk] * kSubpelOffsets + oi];
+  constexpr int kPairs = kSubpelRowSlots / 2;
+  for (int i = tid; i < kNumPartitions * kPairs; i += kSubpelThreads) {
+    const int part = i / kPairs, slot = 2 * (i % kPairs);
+    const int oi0 = s_slot[slot], oi1 = s_slot[slot + 1];
+    const SubpelRect rect = subpel_rect(part);
+    uint32_t sum0 = 0, sum1 = 0;
+    for (int by = rect.y0; by < rect.y0 + rect.h; ++by)
+      for (int bx = rect.x0; bx < rect.x0 + rect.w; ++bx) {
+        const uint16_t* res = s_res + s_alias[rect.level * 16 + by * 4 + bx] * kSubpelOffsets;
+        sum0 += oi0 >= 0 ? res[oi0] : 0u;
+        sum1 += oi1 >= 0 ? res[oi1] : 0u;
+      }
+    if (part == 0) {
+      reinterpret_cast<uint2*>(out.d16x16)[slot / 2] = make_uint2(sum0, sum1);
+    } else {
+      reinterpret_cast<uint32_t*>(out.d[part - 1])[slot / 2] = sum0 | sum1 << 16;
     }
-    if (part == 0) out.d16x16[slot] = sum;
-    else out.d[part - 1][slot] = static_cast<uint16_t>(sum);
   }
 }
 
