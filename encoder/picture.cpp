@@ -140,6 +140,7 @@ int subpel_table_ranks(int gpu_subpel_ranks, int gpu_top_k, int num_mbs, int num
 PictureIntegerSearch& picture_search_ready(EncoderState& s) {
   if (!s.picture_search && s.pending_search.valid()) {
     s.picture_search = s.pending_search.get();
+    s.picture_search->set_threads(s.threads);  // the twin's rows on every thread the encode has
     if (!s.pending_why.empty()) {
       // The program's own name (lencod, bench_gpu, ...) as the warning prefix of every gme264 program.
       std::cerr << program_invocation_short_name << ": warning: GPUIntegerME = 1 runs on the CPU twin: "

@@ -148,6 +148,7 @@ class CudaSearch final : public GpuPictureSearch {
   std::string device_description() const override { return desc_; }
   int wait_rows(int rows) override;
   void preload(const Plane& plane, int id) override;
+  void set_threads(int threads) override { twin_.set_threads(threads); }
 
  private:
   // A picture kept on the device (luma, no border), found again by its content id.

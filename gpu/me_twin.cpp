@@ -2,8 +2,12 @@
 // the path the encoder takes when no GPU is usable. Written for clarity; the GPU is the fast path.
 #include "gpu/me_twin.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/frame.h"
@@ -111,6 +115,32 @@ PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*>
   return req;
 }
 
+void run_twin_team(int threads, const std::function<void()>& work) {
+  if (threads <= 1) {
+    work();
+    return;
+  }
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> team;
+  team.reserve(static_cast<size_t>(threads) - 1);
+  for (int t = 1; t < threads; ++t)
+    team.emplace_back([&work, &errors, t] {
+      try {
+        work();
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      }
+    });
+  try {
+    work();
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (std::thread& th : team) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);
   const int num_refs = static_cast<int>(req.refs.size());
@@ -120,61 +150,67 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
   const Plane& cur = *req.cur;
   // The sixteen 4x4 SADs come from the function table (SIMD where the CPU has it; checkasm holds every SIMD entry
   // to the plain one), everything else is written out plainly here.
-  std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
-  std::vector<int> bits_x(2 * range + 1), bits_y(2 * range + 1);
-
-  for (int r = 0; r < num_refs; ++r) {
+  const auto search_mb = [&](int r, int mb, std::vector<Kept>& kept, std::vector<int>& bits_x,
+                             std::vector<int>& bits_y) {
     const Plane& ref = *req.refs[r];
     const int x_lo = -ref.pad + 3, x_hi = ref.width + ref.pad - 19;
     const int y_lo = -ref.pad + 3, y_hi = ref.height + ref.pad - 19;
-    for (int mb = 0; mb < num_mbs; ++mb) {
-      const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
-      const MV centre = req.centre[static_cast<size_t>(r) * num_mbs + mb];
-      const MV pred = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
-      for (Kept& e : kept) e.key = UINT64_MAX;
-      // motion_cost() is (sad << 16) + lambda * (bits(mvx - pred.x) + bits(mvy - pred.y)); the bits of each
-      // window column and row are the same for every position and partition.
-      for (int d = -range; d <= range; ++d) {
-        bits_x[d + range] = se_bits(centre.x + 4 * d - pred.x);
-        bits_y[d + range] = se_bits(centre.y + 4 * d - pred.y);
-      }
-      const uint8_t* cur_mb = cur.at(mb_px, mb_py);
-      for (int dy = -range; dy <= range; ++dy) {
-        for (int dx = -range; dx <= range; ++dx) {
-          const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
-          // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
-          const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
-          uint32_t sad4[16];
-          sad_4x4_x16_(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
-          uint32_t sad[kNumPartitions];
-          partition_sads(sad4, sad);
-          const uint64_t mv_cost =
-              static_cast<uint64_t>(req.lambda_factor) * (bits_x[dx + range] + bits_y[dy + range]);
-          const int spiral = spiral_index(dx, dy);
-          for (int p = 0; p < kNumPartitions; ++p) {
-            const uint64_t cost = (static_cast<uint64_t>(sad[p]) << kLambdaBits) + mv_cost;
-            const uint64_t key = candidate_key(cost, spiral);
-            Kept* list = &kept[static_cast<size_t>(p) * k];
-            if (key >= list[k - 1].key) continue;
-            int i = k - 1;
-            for (; i > 0 && list[i - 1].key > key; --i) list[i] = list[i - 1];
-            list[i] = Kept{key, mv, sad[p]};
-          }
-        }
-      }
-      for (int p = 0; p < kNumPartitions; ++p) {
-        Candidate* dst = out.at(r, mb, p);
-        for (int i = 0; i < k; ++i) {
-          dst[i].mv = kept[static_cast<size_t>(p) * k + i].mv;
-          dst[i].sad = kept[static_cast<size_t>(p) * k + i].sad;
+    const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
+    const MV centre = req.centre[static_cast<size_t>(r) * num_mbs + mb];
+    const MV pred = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
+    for (Kept& e : kept) e.key = UINT64_MAX;
+    // motion_cost() is (sad << 16) + lambda * (bits(mvx - pred.x) + bits(mvy - pred.y)); the bits of each window
+    // column and row are the same for every position and partition.
+    for (int d = -range; d <= range; ++d) {
+      bits_x[d + range] = se_bits(centre.x + 4 * d - pred.x);
+      bits_y[d + range] = se_bits(centre.y + 4 * d - pred.y);
+    }
+    const uint8_t* cur_mb = cur.at(mb_px, mb_py);
+    for (int dy = -range; dy <= range; ++dy) {
+      for (int dx = -range; dx <= range; ++dx) {
+        const MV mv(centre.x + 4 * dx, centre.y + 4 * dy);
+        // Clamp the block origin, not the vector (frame.h): same pixels as unbounded edge replication.
+        const int ox = clip3(x_lo, x_hi, mb_px + mv.x / 4), oy = clip3(y_lo, y_hi, mb_py + mv.y / 4);
+        uint32_t sad4[16];
+        sad_4x4_x16_(cur_mb, cur.stride, ref.at(ox, oy), ref.stride, sad4);
+        uint32_t sad[kNumPartitions];
+        partition_sads(sad4, sad);
+        const uint64_t mv_cost = static_cast<uint64_t>(req.lambda_factor) * (bits_x[dx + range] + bits_y[dy + range]);
+        const int spiral = spiral_index(dx, dy);
+        for (int p = 0; p < kNumPartitions; ++p) {
+          const uint64_t cost = (static_cast<uint64_t>(sad[p]) << kLambdaBits) + mv_cost;
+          const uint64_t key = candidate_key(cost, spiral);
+          Kept* list = &kept[static_cast<size_t>(p) * k];
+          if (key >= list[k - 1].key) continue;
+          int i = k - 1;
+          for (; i > 0 && list[i - 1].key > key; --i) list[i] = list[i - 1];
+          list[i] = Kept{key, mv, sad[p]};
         }
       }
     }
-  }
+    for (int p = 0; p < kNumPartitions; ++p) {
+      Candidate* dst = out.at(r, mb, p);
+      for (int i = 0; i < k; ++i) {
+        dst[i].mv = kept[static_cast<size_t>(p) * k + i].mv;
+        dst[i].sad = kept[static_cast<size_t>(p) * k + i].sad;
+      }
+    }
+  };
+  // A (reference, macroblock row) at a time; each thread keeps its own lists.
+  const int rows = num_refs * req.mb_height;
+  std::atomic<int> next{0};
+  run_twin_team(std::min(threads_, rows), [&] {
+    std::vector<Kept> kept(static_cast<size_t>(kNumPartitions) * k);
+    std::vector<int> bits_x(2 * range + 1), bits_y(2 * range + 1);
+    for (int j; (j = next.fetch_add(1)) < rows;) {
+      const int r = j / req.mb_height, first = (j % req.mb_height) * req.mb_width;
+      for (int mb = first; mb < first + req.mb_width; ++mb) search_mb(r, mb, kept, bits_x, bits_y);
+    }
+  });
   if (req.subpel_metric >= 0) {
     out.subpel_ranks = req.subpel_ranks;
     out.subpel.resize(out.subpel_tables());
-    subpel_tables_twin(req, out, req.subpel_metric, req.subpel_ranks, out.subpel.data());
+    subpel_tables_twin(req, out, req.subpel_metric, req.subpel_ranks, out.subpel.data(), threads_);
     out.subpel_metric = req.subpel_metric;
   }
 }

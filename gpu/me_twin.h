@@ -1,6 +1,7 @@
 // The plain C++ twin of the GPU integer search, and the request checks and key arithmetic both sides share.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/dsp.h"
@@ -35,12 +36,18 @@ PictureSearchRequest centred_request(const Plane& cur, std::vector<const Plane*>
 // me_interface.h: the partition tree the kernel and the twin share.
 void partition_sads(const uint32_t s4[16], uint32_t out[kNumPartitions]);
 
+// Runs work() on `threads` threads at once (the caller's among them) and returns when every one has returned; the
+// first exception one threw is then rethrown. The twins share their work out with it: each call takes items from
+// an atomic counter until none is left, and every item's result depends on its inputs only, so the answer is the
+// same at any thread count.
+void run_twin_team(int threads, const std::function<void()>& work);
+
 // The plain twin of the sub-pel table kernel (gpu/subpel_kernel.cuh): for every (ref, mb, rank < ranks,
 // partition), the distortion in `metric` (0 SAD, 2 JM SATD) of the partition at its candidate of that rank plus
 // each of the 49 quarter-pel offsets (SubpelTable), predicted with mc_luma (8.4.2.2.1) and measured with the plain
-// pixel primitives. `out` holds one table per (ref, mb, rank) in that order.
+// pixel primitives. `out` holds one table per (ref, mb, rank) in that order. threads: as run_twin_team.
 void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
-                        SubpelTable* out);
+                        SubpelTable* out, int threads = 1);
 
 // The twin as a concrete class, so tests and the benchmark can call it directly.
 class TwinPictureSearch final : public PictureIntegerSearch {
@@ -49,8 +56,10 @@ class TwinPictureSearch final : public PictureIntegerSearch {
   explicit TwinPictureSearch(const DspFuncs& dsp) : sad_4x4_x16_(dsp.pixel.sad_4x4_x16) {}
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return "cpu-twin"; }
+  void set_threads(int threads) override { threads_ = threads > 1 ? threads : 1; }
 
  private:
+  int threads_ = 1;
   void (*sad_4x4_x16_)(const uint8_t* cur, int cur_stride, const uint8_t* ref, int ref_stride, uint32_t out[16]);
 };
 

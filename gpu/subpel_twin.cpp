@@ -1,6 +1,7 @@
 // Plain C++ twin of the sub-pel table kernel: written for clarity, from the encoder's own reference primitives
 // (mc_luma for the interpolation, pixel_ref() for the metric), so it is also an oracle independent of the
 // sub-pel refinement's SubpelRegion/plane/memo machinery.
+#include <atomic>
 #include <cstdint>
 
 #include "common/frame.h"
@@ -11,36 +12,40 @@
 namespace gme {
 
 void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
-                        SubpelTable* out) {
+                        SubpelTable* out, int threads) {
   const PixelFuncs& px = pixel_ref();
   const int num_mbs = req.mb_width * req.mb_height;
   const Plane& cur = *req.cur;
-  uint8_t pred[16 * 16];
-  for (size_t r = 0; r < req.refs.size(); ++r) {
-    const Plane& ref = *req.refs[r];
-    for (int mbr = 0; mbr < num_mbs * ranks; ++mbr) {
-      const int mb = mbr / ranks, rank = mbr % ranks;
-      SubpelTable& t = out[r * num_mbs * ranks + mbr];
-      t = SubpelTable{};  // padding slots 0, as the kernel writes them
-      const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
-      for (int part = 0; part < kNumPartitions; ++part) {
-        const PartitionGeometry g = partition_geometry(part);
-        const int x = mb_px + 4 * g.x, y = mb_py + 4 * g.y, w = 4 * g.w, h = 4 * g.h;
-        int bs = 0;
-        while (kBlockW[bs] != w || kBlockH[bs] != h) ++bs;
-        const MV mv = cands.at(static_cast<int>(r), mb, part)[rank].mv;
-        for (int oy = -3; oy <= 3; ++oy)
-          for (int ox = -3; ox <= 3; ++ox) {
-            mc_luma(pred, 16, ref, x, y, MV(mv.x + ox, mv.y + oy), w, h);
-            const uint32_t d = metric == 2 ? px.satd[bs](cur.at(x, y), cur.stride, pred, 16)
-                                           : px.sad[bs](cur.at(x, y), cur.stride, pred, 16);
-            const int i = subpel_slot(ox, oy);
-            if (part == 0) t.d16x16[i] = d;
-            else t.d[part - 1][i] = static_cast<uint16_t>(d);
-          }
-      }
+  const auto table = [&](int r, int mb, int rank) {
+    const Plane& ref = *req.refs[static_cast<size_t>(r)];
+    uint8_t pred[16 * 16];
+    SubpelTable& t = out[(static_cast<size_t>(r) * num_mbs + mb) * ranks + rank];
+    t = SubpelTable{};  // padding slots 0, as the kernel writes them
+    const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
+    for (int part = 0; part < kNumPartitions; ++part) {
+      const PartitionGeometry g = partition_geometry(part);
+      const int x = mb_px + 4 * g.x, y = mb_py + 4 * g.y, w = 4 * g.w, h = 4 * g.h;
+      int bs = 0;
+      while (kBlockW[bs] != w || kBlockH[bs] != h) ++bs;
+      const MV mv = cands.at(r, mb, part)[rank].mv;
+      for (int oy = -3; oy <= 3; ++oy)
+        for (int ox = -3; ox <= 3; ++ox) {
+          mc_luma(pred, 16, ref, x, y, MV(mv.x + ox, mv.y + oy), w, h);
+          const uint32_t d = metric == 2 ? px.satd[bs](cur.at(x, y), cur.stride, pred, 16)
+                                         : px.sad[bs](cur.at(x, y), cur.stride, pred, 16);
+          const int i = subpel_slot(ox, oy);
+          if (part == 0) t.d16x16[i] = d;
+          else t.d[part - 1][i] = static_cast<uint16_t>(d);
+        }
     }
-  }
+  };
+  // A (reference, macroblock) at a time, every rank of it.
+  const int items = static_cast<int>(req.refs.size()) * num_mbs;
+  std::atomic<int> next{0};
+  run_twin_team(threads < items ? threads : items, [&] {
+    for (int j; (j = next.fetch_add(1)) < items;)
+      for (int rank = 0; rank < ranks; ++rank) table(j / num_mbs, j % num_mbs, rank);
+  });
 }
 
 }  // namespace gme

@@ -222,6 +222,9 @@ class PictureIntegerSearch {
   // search finds its reference resident and sends only the current picture. The plane is read before this returns.
   // Producers that keep no pictures ignore it. Same candidates either way.
   virtual void preload(const Plane& plane, int id) { (void)plane; (void)id; }
+  // How many CPU threads search() may use where it runs on the CPU (the twin, or a GPU search's twin fallback): the
+  // encoder passes its Threads. Same candidates at any count.
+  virtual void set_threads(int threads) { (void)threads; }
 };
 
 // Makes the picture-level search the encoder uses with GPUIntegerME = 1 (the driver passes gpu/'s factory, tests

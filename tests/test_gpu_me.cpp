@@ -379,6 +379,32 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
   return ::testing::AssertionSuccess();
 }
 
+TEST(GpuMeTwin, SameAnswerAtAnyThreadCount) {
+  // The twin shares (reference, macroblock row) items out among its threads, and the tables (reference, macroblock)
+  // items: more threads than rows, a picture of one row, two references, with and without tables.
+  std::mt19937 rng(31);
+  for (int rows : {1, 5})
+    for (int metric : {-1, 2}) {
+      Scene s = make_scene(3, rows, 2, 4, 3, rng);
+      s.req.subpel_metric = metric;
+      s.req.subpel_ranks = metric >= 0 ? 2 : 0;
+      PictureCandidates want, got;
+      oracle_search(s.req, want);
+      TwinPictureSearch one(dsp_here());
+      PictureCandidates serial;
+      one.search(s.req, serial);
+      for (int threads : {2, 3, 16}) {
+        TwinPictureSearch twin(dsp_here());
+        twin.set_threads(threads);
+        twin.search(s.req, got);
+        EXPECT_TRUE(same_candidates(got, want)) << threads << " threads, " << describe(s.req);
+        ASSERT_EQ(got.subpel.size(), serial.subpel.size());
+        if (metric >= 0)
+          EXPECT_TRUE(same_tables(got.subpel.data(), serial.subpel.data(), got.subpel.size())) << threads << " threads";
+      }
+    }
+}
+
 TEST(GpuSubpelKernelEmu, MatchesTwin) {
   // Random scenes with centres far outside the picture (clamped samples on every side), both metrics, K 1..3
   // with tables for the first or for all K candidates, two references.
