@@ -399,8 +399,9 @@ TEST(GpuMeTwin, SameAnswerAtAnyThreadCount) {
         twin.search(s.req, got);
         EXPECT_TRUE(same_candidates(got, want)) << threads << " threads, " << describe(s.req);
         ASSERT_EQ(got.subpel.size(), serial.subpel.size());
-        if (metric >= 0)
+        if (metric >= 0) {
           EXPECT_TRUE(same_tables(got.subpel.data(), serial.subpel.data(), got.subpel.size())) << threads << " threads";
+        }
       }
     }
 }
