@@ -12,7 +12,8 @@
 //      CPU's SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within
 //      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
-//   4. one thread per (partition, two table slots): the sum over the partition's blocks, written to the table.
+//   4. per table slot (two per thread in the rows' near parts): the sum over the partition's blocks, written to
+//      the table.
 // Uses only __syncthreads and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it once per
 // translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
 #pragma once
@@ -76,7 +77,7 @@ constexpr int kSubpelAliasBytes = kSubpelTasks * 4;                       // int
 constexpr int kSubpelListBytes = kSubpelTasks * 4;                        // int32: the tasks that compute, in order
 constexpr int kSubpelFlagBytes = kSubpelTasks;                            // uint8: 1 where a task computes
 constexpr int kSubpelSourceBytes = 52 * 4;                                // uint32 SubpelSources per offset
-constexpr int kSubpelSlotBytes = kSubpelRowSlots;                         // int8 offset of each table slot
+constexpr int kSubpelSlotBytes = (kSubpelOffsets + 3) / 4 * 4;            // int8 offset of each table slot
 constexpr int kSubpelCurBytes = 256;
 static_assert(kSubpelFlagBytes % 4 == 0 && kSubpelB1Bytes % 16 == 0 && kSubpelPlanesBytes % 16 == 0,
               "the flags are counted a word at a time; the arrays after them stay aligned");
@@ -215,10 +216,10 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
     s_org[2 * tid + 1] = mb_py + 4 * by + mvy / 4;
   } else if (tid < kSubpelTasks + kSubpelOffsets) {  // tables every lane reads at its own index (not __constant__,
     s_src[tid - kSubpelTasks] = subpel_sources(tid - kSubpelTasks);  // which serves one address at a time)
-  } else if (tid >= 192) {
+  } else if (tid >= 192 && tid < 192 + kSubpelOffsets) {
     s_slot[tid - 192] = c_subpel_slots.offset_of_slot[tid - 192];
   }
-  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelRowSlots <= kSubpelThreads, "table set-up");
+  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelOffsets <= kSubpelThreads, "table set-up");
   __syncthreads();
   // A block whose partition at a coarser level has the same first candidate has the same 49 values there: only
   // the coarsest level of each (block, vector) is computed (the levels of a macroblock's first candidates mostly
@@ -344,27 +345,32 @@ GME_SUBPEL_UNROLL
   }
   __syncthreads();
 
-  // 4. Partition sums in the table's layout, two slots per item (a warp writes a whole row); padding slots get 0
-  //    (every byte that travels to the host is written).
+  // 4. Partition sums in the table's layout: the near parts two slots per thread (a warp writes two partitions'
+  //    lines), then the far parts a slot per thread, then the tail's zeros (every byte that travels to the host is
+  //    written, so tables compare whole).
   SubpelTable& out = a.out[static_cast<size_t>(mb) * a.ranks + rank];
-  constexpr int kPairs = kSubpelRowSlots / 2;
-  for (int i = tid; i < kNumPartitions * kPairs; i += kSubpelThreads) {
-    const int part = i / kPairs, slot = 2 * (i % kPairs);
-    const int oi0 = s_slot[slot], oi1 = s_slot[slot + 1];
+  const auto partition_sum = [&](int part, int oi) {
     const SubpelRect rect = subpel_rect(part);
-    uint32_t sum0 = 0, sum1 = 0;
+    uint32_t sum = 0;
     for (int by = rect.y0; by < rect.y0 + rect.h; ++by)
-      for (int bx = rect.x0; bx < rect.x0 + rect.w; ++bx) {
-        const uint16_t* res = s_res + s_alias[rect.level * 16 + by * 4 + bx] * kSubpelOffsets;
-        sum0 += oi0 >= 0 ? res[oi0] : 0u;
-        sum1 += oi1 >= 0 ? res[oi1] : 0u;
-      }
-    if (part == 0) {
-      reinterpret_cast<uint2*>(out.d16x16)[slot / 2] = make_uint2(sum0, sum1);
-    } else {
-      reinterpret_cast<uint32_t*>(out.d[part - 1])[slot / 2] = sum0 | sum1 << 16;
-    }
+      for (int bx = rect.x0; bx < rect.x0 + rect.w; ++bx)
+        sum += s_res[s_alias[rect.level * 16 + by * 4 + bx] * kSubpelOffsets + oi];
+    return sum;
+  };
+  constexpr int kNearPairs = kSubpelNearSlots / 2;
+  for (int i = tid; i < kNumPartitions * kNearPairs; i += kSubpelThreads) {
+    const int part = i / kNearPairs, slot = 2 * (i % kNearPairs);
+    const uint32_t sum0 = partition_sum(part, s_slot[slot]), sum1 = partition_sum(part, s_slot[slot + 1]);
+    if (part == 0) reinterpret_cast<uint2*>(out.d16x16)[slot / 2] = make_uint2(sum0, sum1);
+    else reinterpret_cast<uint32_t*>(out.d[part - 1])[slot / 2] = sum0 | sum1 << 16;
   }
+  for (int i = tid; i < kNumPartitions * kSubpelFarSlots; i += kSubpelThreads) {
+    const int part = i / kSubpelFarSlots, far = i % kSubpelFarSlots;
+    const uint32_t sum = partition_sum(part, s_slot[kSubpelNearSlots + far]);
+    if (part == 0) out.far16x16[far] = sum;
+    else out.far[part - 1][far] = static_cast<uint16_t>(sum);
+  }
+  if (tid < static_cast<int>(sizeof(out.tail) / sizeof(out.tail[0]))) out.tail[tid] = 0;
 }
 
 }  // namespace

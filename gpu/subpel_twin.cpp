@@ -20,7 +20,7 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
     const Plane& ref = *req.refs[static_cast<size_t>(r)];
     uint8_t pred[16 * 16];
     SubpelTable& t = out[(static_cast<size_t>(r) * num_mbs + mb) * ranks + rank];
-    t = SubpelTable{};  // padding slots 0, as the kernel writes them
+    t = SubpelTable{};  // the tail 0, as the kernel writes it
     const int mb_px = (mb % req.mb_width) * 16, mb_py = (mb / req.mb_width) * 16;
     for (int part = 0; part < kNumPartitions; ++part) {
       const PartitionGeometry g = partition_geometry(part);
@@ -33,9 +33,7 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
           mc_luma(pred, 16, ref, x, y, MV(mv.x + ox, mv.y + oy), w, h);
           const uint32_t d = metric == 2 ? px.satd[bs](cur.at(x, y), cur.stride, pred, 16)
                                          : px.sad[bs](cur.at(x, y), cur.stride, pred, 16);
-          const int i = subpel_slot(ox, oy);
-          if (part == 0) t.d16x16[i] = d;
-          else t.d[part - 1][i] = static_cast<uint16_t>(d);
+          t.set_slot(part, subpel_slot(ox, oy), d);
         }
     }
   };

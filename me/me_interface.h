@@ -91,16 +91,18 @@ constexpr int kSubpelOffsets = 49;
 constexpr int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 3); }
 
 // Where each offset sits in a table row. A row is read by one refinement: its 9 half-pel offsets, then the 8
-// quarter-pel offsets around the half-pel winner. Rows are 64 slots (two cache lines of 16-bit entries), in this
-// order: slots 0-8 the half-pel offsets in the refinement's (JM's spiral) order, 9-16 the quarter-pel ring around
-// the centre, then the rings around the half-pel winners (-2, 0), (2, 0) and (0, -2) (5 new offsets each): the
-// first line alone serves a refinement whose half-pel winner is one of those four (90 % of them on megamind 640x480,
-// 83 % at 352x288: the centre wins 78 % / 59 %), so the macroblock loop prefetches one line per candidate instead of
-// a whole 98-byte row (doc/GPU.md, "Sub-pel tables"). The other 17 offsets fill slots 32-48; 49-63 are padding.
-constexpr int kSubpelRowSlots = 64;
+// quarter-pel offsets around the half-pel winner. Slot order: slots 0-8 the half-pel offsets in the refinement's
+// (JM's spiral) order, 9-16 the quarter-pel ring around the centre, then the rings around the half-pel winners
+// (-2, 0), (2, 0) and (0, -2) (5 new offsets each), up to slot 31: a row's near part, one cache line of 16-bit
+// entries, which alone serves a refinement whose half-pel winner is one of those four (90 % of them on megamind
+// 640x480, 83 % at 352x288: the centre wins 78 % / 59 %), so the macroblock loop prefetches one line per candidate
+// (doc/GPU.md, "Sub-pel tables"). The other 17 offsets, slots 32-48, are the row's far part, kept apart and without
+// padding: the tables' download bounds the GPU's time, and the far parts are what few refinements read.
+constexpr int kSubpelNearSlots = 32;
+constexpr int kSubpelFarSlots = kSubpelOffsets - kSubpelNearSlots;
 struct SubpelSlotMap {
   int8_t slot_of_offset[kSubpelOffsets];
-  int8_t offset_of_slot[kSubpelRowSlots];  // -1: padding
+  int8_t offset_of_slot[kSubpelOffsets];
 };
 constexpr SubpelSlotMap make_subpel_slot_map() {
   // Quarter-pel (ox, oy) in slot order.
@@ -114,7 +116,6 @@ constexpr SubpelSlotMap make_subpel_slot_map() {
       {-3, -3}, {-2, -3}, {-3, -2}, {3, -3},  {2, -3},  {3, -2},                                 // corner rings
       {-3, 3},  {-2, 3},  {-3, 2},  {3, 3},   {2, 3},   {3, 2}};
   SubpelSlotMap m{};
-  for (int s = 0; s < kSubpelRowSlots; ++s) m.offset_of_slot[s] = -1;
   for (int s = 0; s < kSubpelOffsets; ++s) {
     const int oi = subpel_offset_index(kOrder[s][0], kOrder[s][1]);
     m.slot_of_offset[oi] = static_cast<int8_t>(s);
@@ -125,14 +126,29 @@ constexpr SubpelSlotMap make_subpel_slot_map() {
 inline constexpr SubpelSlotMap kSubpelSlots = make_subpel_slot_map();
 constexpr int subpel_slot(int ox, int oy) { return kSubpelSlots.slot_of_offset[subpel_offset_index(ox, oy)]; }
 
-struct alignas(128) SubpelTable {                    // one per (ref, mb, rank): 5376 bytes, rows 128-byte aligned
-  uint32_t d16x16[kSubpelRowSlots];                  // partition 0 (16x16): JM SATD up to 16 * 8160
-  uint16_t d[kNumPartitions - 1][kSubpelRowSlots];   // partitions 1..40: at most 8 blocks of 4x4, < 65536
-  uint32_t at(int part, int offset_index) const {
-    const int s = kSubpelSlots.slot_of_offset[offset_index];
-    return part == 0 ? d16x16[s] : d[part - 1][s];
+// One per (ref, mb, rank): 4160 bytes, 64-byte aligned, so every near part starts a cache line.
+struct alignas(64) SubpelTable {
+  uint32_t d16x16[kSubpelNearSlots];                   // partition 0 (16x16), near part: JM SATD up to 16 * 8160
+  uint16_t d[kNumPartitions - 1][kSubpelNearSlots];    // partitions 1..40, near parts: at most 8 blocks of 4x4
+  uint32_t far16x16[kSubpelFarSlots];                  // partition 0, far part
+  uint16_t far[kNumPartitions - 1][kSubpelFarSlots];   // partitions 1..40, far parts
+  uint32_t tail[11];                                   // up to the alignment, written 0 (tables compare whole)
+  uint32_t slot(int part, int s) const {
+    if (s < kSubpelNearSlots) return part == 0 ? d16x16[s] : d[part - 1][s];
+    return part == 0 ? far16x16[s - kSubpelNearSlots] : far[part - 1][s - kSubpelNearSlots];
   }
+  void set_slot(int part, int s, uint32_t v) {
+    if (s < kSubpelNearSlots) {
+      if (part == 0) d16x16[s] = v;
+      else d[part - 1][s] = static_cast<uint16_t>(v);
+    } else {
+      if (part == 0) far16x16[s - kSubpelNearSlots] = v;
+      else far[part - 1][s - kSubpelNearSlots] = static_cast<uint16_t>(v);
+    }
+  }
+  uint32_t at(int part, int offset_index) const { return slot(part, kSubpelSlots.slot_of_offset[offset_index]); }
 };
+static_assert(sizeof(SubpelTable) == 4160 && sizeof(SubpelTable) % 64 == 0, "no padding beyond the tail");
 
 // ---- Picture-level search (GPU and its twin) -------------------------------------------------------------
 struct PictureSearchRequest {

@@ -114,12 +114,11 @@ class RerankSource final : public IntegerCandidateSource {
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
-    // The same holds for the sub-pel tables (5 KB per macroblock and rank), read by the refinement right after this
-    // query: the first line of the partition's row (slots 0-31: what 83-90 % of refinements read, me_interface.h)
-    // for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). The row's second line is the
-    // other half of its 128-byte-aligned pair, which the L2's adjacent-line prefetcher brings along where it runs.
-    // (With 98-byte rows, 2.5 lines each, four ranks cost ten prefetches per query and stalled on the line-fill
-    // buffers; rank 0 alone left a quarter of the refinements choosing a later rank to a miss, doc/GPU.md.)
+    // The same holds for the sub-pel tables (4 KB per macroblock and rank), read by the refinement right after this
+    // query: the near part of the partition's row (slots 0-31, one cache line: what 83-90 % of refinements read,
+    // me_interface.h) for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). (With
+    // 98-byte rows, 2.5 lines each, four ranks cost ten prefetches per query and stalled on the line-fill buffers;
+    // rank 0 alone left a quarter of the refinements choosing a later rank to a miss, doc/GPU.md.)
     if (ahead_cands_) {
       const char* ahead = reinterpret_cast<const char*>(ahead_cands_ + part * k_max);
       __builtin_prefetch(ahead);

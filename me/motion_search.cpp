@@ -157,13 +157,16 @@ static_assert(subpel_slot(0, 0) == 0 && subpel_slot(0, -2) == 1 && subpel_slot(0
 // position's cost is formed and the minimum taken without branches on the data; the half-pel stage reads slots 0-8,
 // the quarter-pel stage the 9 slots kQuarterSlots gives for the half-pel winner. Same positions, costs and order as
 // refine() (tests: MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix).
-// d: the partition's table row (SubpelTable).
+// near, far: the partition's row in the table (SubpelTable: slots 0-31, slots 32-48).
 template <typename T>
-void refine_table(const T* d, const Candidate& ic, MV pred, const MotionSearchParams& p, MotionResult& res) {
+void refine_table(const T* near, const T* far, const Candidate& ic, MV pred, const MotionSearchParams& p,
+                  MotionResult& res) {
   const bool start_hp = p.hpel_metric == 0;
   const bool start_qp = p.hpel_metric == p.qpel_metric;
   const int dx = ic.mv.x - pred.x, dy = ic.mv.y - pred.y;
-  auto D = [d](int slot) { return static_cast<int64_t>(d[slot]) << kLambdaBits; };
+  auto D = [near, far](int slot) {
+    return static_cast<int64_t>(slot < kSubpelNearSlots ? near[slot] : far[slot - kSubpelNearSlots]) << kLambdaBits;
+  };
   int64_t min_cost = start_hp ? res.cost : INT64_MAX;
   int best = 0;
   auto take = [&min_cost, &best](int64_t cost, int pos) {
@@ -235,8 +238,8 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
   if (table_h && table_q) {
     // A source holds tables of one metric (PictureCandidates::subpel_metric), so both are that one table.
-    if (part == 0) refine_table(table_h->d16x16, ic, pred, p, res);
-    else refine_table(table_h->d[part - 1], ic, pred, p, res);
+    if (part == 0) refine_table(table_h->d16x16, table_h->far16x16, ic, pred, p, res);
+    else refine_table(table_h->d[part - 1], table_h->far[part - 1], ic, pred, p, res);
     res.from_table = true;
     return res;
   }

@@ -605,7 +605,8 @@ TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
 }
 
 // The refinement takes its distortions from the table when it has one: a table that says the best position is
-// (+3, -1) quarter pels from the integer vector leads it there, whatever the pixels say.
+// (+3, -1) quarter pels from the integer vector leads it there, whatever the pixels say; so do (0, +3) and (+3, +3),
+// whose quarter-pel rings lie in the rows' far parts.
 TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   std::mt19937 rng(62);
   const Plane ref = make_plane(48, 48, rng, 1);
@@ -613,32 +614,33 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
   const PictureSearchRequest req = centred_request(cur, {&ref}, 3, 1, kL);
   PictureCandidates cands;
   TwinPictureSearch(dsp_here()).search(req, cands);
-  cands.subpel_metric = 2;
-  cands.subpel_ranks = 1;
-  cands.subpel.assign(9, SubpelTable{});
-  for (SubpelTable& t : cands.subpel)
-    for (int oy = -3; oy <= 3; ++oy)
-      for (int ox = -3; ox <= 3; ++ox) {
-        const int d = 1000 * (std::abs(ox - 3) + std::abs(oy + 1));
-        t.d16x16[subpel_slot(ox, oy)] = static_cast<uint32_t>(d);
-        for (auto& row : t.d) row[subpel_slot(ox, oy)] = static_cast<uint16_t>(d);
-      }
-  auto src = make_rerank_source(cands, 3, kL);
-  const MotionSearchParams p{kL, kL, kL, 2, 2, false};
-  src->begin_mb(1, 1, 0, MV(0, 0));
-  for (int part : {0, 3, 12, 40}) {
-    const Candidate ic = src->best(part, MV(0, 0));
-    const MotionResult r =
-        motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, dsp_here());
-    EXPECT_EQ(r.mv, MV(ic.mv.x + 3, ic.mv.y - 1)) << "part " << part;
+  for (const MV best : {MV(3, -1), MV(0, 3), MV(3, 3)}) {
+    cands.subpel_metric = 2;
+    cands.subpel_ranks = 1;
+    cands.subpel.assign(9, SubpelTable{});
+    for (SubpelTable& t : cands.subpel)
+      for (int oy = -3; oy <= 3; ++oy)
+        for (int ox = -3; ox <= 3; ++ox) {
+          const int d = 1000 * (std::abs(ox - best.x) + std::abs(oy - best.y));
+          for (int part = 0; part < kNumPartitions; ++part) t.set_slot(part, subpel_slot(ox, oy), static_cast<uint32_t>(d));
+        }
+    auto src = make_rerank_source(cands, 3, kL);
+    const MotionSearchParams p{kL, kL, kL, 2, 2, false};
+    src->begin_mb(1, 1, 0, MV(0, 0));
+    for (int part : {0, 3, 12, 40}) {
+      const Candidate ic = src->best(part, MV(0, 0));
+      const MotionResult r =
+          motion_search_partition(*src, part, MV(0, 0), cur.at(16, 16), cur.stride, ref, 16, 16, p, dsp_here());
+      EXPECT_EQ(r.mv, MV(ic.mv.x + best.x, ic.mv.y + best.y)) << "part " << part << ", best " << best.x << "," << best.y;
+    }
   }
 }
 
-// The table row order (me_interface.h kSubpelSlots): a permutation of the 49 offsets over slots 0..48 (49..63
-// padding), the half-pel stage's 9 positions first, and the first cache line (32 16-bit slots) holding every offset
-// a refinement reads when its half-pel winner is (0,0), (0,-2), (-2,0) or (2,0).
+// The table row order (me_interface.h kSubpelSlots): a permutation of the 49 offsets over slots 0..48, the half-pel
+// stage's 9 positions first, and the near part (32 16-bit slots, a cache line) holding every offset a refinement
+// reads when its half-pel winner is (0,0), (0,-2), (-2,0) or (2,0).
 TEST(SubpelSlots, PermutationWithTheCommonRefinementsInTheFirstLine) {
-  std::vector<int> seen(kSubpelRowSlots, 0);
+  std::vector<int> seen(kSubpelOffsets, 0);
   for (int oi = 0; oi < kSubpelOffsets; ++oi) {
     const int s = kSubpelSlots.slot_of_offset[oi];
     ASSERT_GE(s, 0);
@@ -647,15 +649,16 @@ TEST(SubpelSlots, PermutationWithTheCommonRefinementsInTheFirstLine) {
     EXPECT_EQ(kSubpelSlots.offset_of_slot[s], oi);
   }
   for (int s = 0; s < kSubpelOffsets; ++s) EXPECT_EQ(seen[s], 1) << "slot " << s;
-  for (int s = kSubpelOffsets; s < kSubpelRowSlots; ++s) EXPECT_EQ(kSubpelSlots.offset_of_slot[s], -1);
   for (int hy = -2; hy <= 2; hy += 2)
     for (int hx = -2; hx <= 2; hx += 2) EXPECT_LT(subpel_slot(hx, hy), 9) << hx << "," << hy;
   for (const auto& h : {std::pair<int, int>{0, 0}, {0, -2}, {-2, 0}, {2, 0}})
     for (int qy = -1; qy <= 1; ++qy)
       for (int qx = -1; qx <= 1; ++qx)
-        EXPECT_LT(subpel_slot(h.first + qx, h.second + qy), 32) << h.first + qx << "," << h.second + qy;
-  EXPECT_EQ(sizeof(SubpelTable) % 128, 0u);
-  EXPECT_EQ(offsetof(SubpelTable, d) % 128, 0u);
+        EXPECT_LT(subpel_slot(h.first + qx, h.second + qy), kSubpelNearSlots) << h.first + qx << "," << h.second + qy;
+  // Every near part a cache line of its own: tables 64-byte aligned, the 16x16 row's two lines, then one each.
+  EXPECT_EQ(alignof(SubpelTable) % 64, 0u);
+  EXPECT_EQ(offsetof(SubpelTable, d) % 64, 0u);
+  EXPECT_EQ(sizeof(SubpelTable::d[0]), 64u);
 }
 
 }  // namespace
