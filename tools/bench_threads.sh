@@ -12,8 +12,11 @@
 #                     the PATH is used; without either, no x264 column.
 # Columns: fps = frames / wall time of the whole process at the larger count (start-up, reading, writing included,
 # as a user sees it); steady = (large - small) / (t_large - t_small): the frames/s once running, without the
-# process and CUDA start-up (~0.3 s). x = steady fps / steady fps at 1 thread. "same" checks that gme264's stream is
-# byte-identical at every thread count (per run, size and QP).
+# process and CUDA start-up (~0.3 s); a difference of two whole-process times, so one slow run can throw it far off.
+# pic/s (gme264's runs) = 1000 / the median milliseconds per picture at the larger count, from GME_PICTURE_TRACE=1
+# (tools/picture_timeline.py: the pictures after the third), the firmer figure. x = the rate before it / the same
+# rate at 1 thread. "same" checks that gme264's stream is byte-identical at every thread count (per run, size and
+# QP).
 # Needs bin/lencod (make) and the clips of sequences/make_clips.sh (the .yuv.gz are decompressed to /tmp first:
 # inflating a 1080p picture costs more than coding it with 16 threads).
 set -uo pipefail
@@ -94,22 +97,30 @@ for size in $sizes; do
   for qp in $qps; do
     say ""
     say "== $size, $clip, QP $qp, frames $small and $large: frames/s (fps: whole process at $large frames; steady: ($large - $small) frames / time difference)"
-    printf '%-8s | %-26s | %-26s | %-26s\n' threads "unmodified fps steady x" "gpu fps steady x" "x264 esa fps steady x" | tee -a "$report"
+    printf '%-8s | %-42s | %-42s | %-26s\n' threads "unmodified fps steady x pic/s x" "gpu fps steady x pic/s x" \
+      "x264 esa fps steady x" | tee -a "$report"
     declare -A base=()
+    declare -A base_pic=()
     declare -A hashes=()
     for t in $threads; do
       line=$(printf '%-8s' "$t")
       for run in unmodified gpu x264; do
         declare -A secs=()
         ok=1
+        pic="-"
         for n in $small $large; do
           case $run in
             unmodified | gpu)
               g=0; [ $run = gpu ] && g=1
-              s=$(wall bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$raw" SourceWidth="$w" SourceHeight="$h" \
+              trace=""; [ "$n" = "$large" ] && trace=GME_PICTURE_TRACE=1
+              s=$(wall env $trace bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$raw" SourceWidth="$w" SourceHeight="$h" \
                 FramesToBeEncoded="$n" IntraPeriod=12 NumberReferenceFrames=1 SearchRange=32 QPISlice="$qp" \
                 QPPSlice="$qp" GPUIntegerME=$g Threads="$t" OutputFile="$tmp/gme.264") || ok=0
-              [ "$n" = "$large" ] && [ $ok = 1 ] && hashes[$run]+="$(md5sum <"$tmp/gme.264" | cut -c1-32) "
+              if [ "$n" = "$large" ] && [ $ok = 1 ]; then
+                hashes[$run]+="$(md5sum <"$tmp/gme.264" | cut -c1-32) "
+                pic=$(python3 tools/picture_timeline.py "$tmp/log" 2>/dev/null | awk '$1 == "total" { printf "%.2f", 1000 / $2 }')
+                [ -n "$pic" ] || pic="-"
+              fi
               ;;
             x264)
               [ -n "$x264_cmd" ] || { ok=0; break; }
@@ -134,8 +145,15 @@ print('%.2f %s' % (l / tl, '%.2f' % ((l - s) / (tl - ts)) if tl > ts else '-'))"
 a, b = '$steady', '${base[$run]}'
 print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
           line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
+          if [ $run != x264 ]; then
+            [ -n "${base_pic[$run]:-}" ] || base_pic[$run]=$pic
+            xp=$(python3 -c "
+a, b = '$pic', '${base_pic[$run]}'
+print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
+            line+=$(printf ' %8s %6sx' "$pic" "$xp")
+          fi
         else
-          line+=$(printf ' | %26s' "-")
+          [ $run != x264 ] && line+=$(printf ' | %42s' "-") || line+=$(printf ' | %26s' "-")
           [ $run != x264 ] && tail -3 "$tmp/log" | sed "s/^/  $run t=$t: /" | tee -a "$report"
         fi
       done
@@ -145,7 +163,7 @@ print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
       n=$(echo "${hashes[$run]:-}" | tr ' ' '\n' | sed '/^$/d' | sort -u | wc -l)
       say "same $run stream at every thread count: $([ "$n" = 1 ] && echo yes || echo "NO ($n different streams)")"
     done
-    unset base hashes
+    unset base base_pic hashes
   done
   rm -f "$raw"
 done
