@@ -36,10 +36,11 @@ struct Encoder::Impl {
     return std::max<size_t>(1, kHeldBytes / std::max<size_t>(1, frame_bytes));
   }
 
-  // Codes `h` (its turn has come) into an EncodedPicture.
-  EncodedPicture code(Held h) {
+  // Codes `h` (its turn has come) into an EncodedPicture; `next`, the picture after it when already pushed, lets
+  // the GPU search start on it early (encode_picture).
+  EncodedPicture code(Held h, std::shared_ptr<const Frame> next) {
     EncodedPicture e;
-    e.result = encode_picture(state, *h.frame, e.bytes);
+    e.result = encode_picture(state, *h.frame, e.bytes, next.get());
     e.user_index = h.user_index;
     e.source = std::move(h.frame);
     e.recon = state.rec;
@@ -60,9 +61,12 @@ struct Encoder::Impl {
       }
       Held h = std::move(held.front());
       held.pop_front();
-      done.push_back(code(std::move(h)));
+      done.push_back(code(std::move(h), next_held()));
     }
   }
+
+  // The frame after the one just taken from `held`, if pushed already (under `m` when async).
+  std::shared_ptr<const Frame> next_held() const { return held.empty() ? nullptr : held.front().frame; }
 
   // ---- Several threads: pictures are coded on a thread of their own (the pool's worker 0), so the caller's reading,
   // PSNR and writing of one picture overlap the coding of the next. push() returns once the picture is queued (it
@@ -123,8 +127,9 @@ struct Encoder::Impl {
         waiting_for_gpu = false;
         Held h = std::move(held.front());
         held.pop_front();
+        std::shared_ptr<const Frame> next = next_held();
         lock.unlock();
-        EncodedPicture e = code(std::move(h));
+        EncodedPicture e = code(std::move(h), std::move(next));
         lock.lock();
         done.push_back(std::move(e));
         me_path = state.me_path;
@@ -193,7 +198,7 @@ bool Encoder::drain(EncodedPicture* out) {
     if (d.done.empty() && !d.held.empty()) {
       Held h = std::move(d.held.front());
       d.held.pop_front();
-      d.done.push_back(d.code(std::move(h)));
+      d.done.push_back(d.code(std::move(h), d.next_held()));
     }
     return pull(out);
   }

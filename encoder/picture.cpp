@@ -26,23 +26,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The integer-ME sources of a P picture (one per macroblock worker): the lazy fast full search (GPUIntegerME = 0),
-// or the picture-level search (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
-std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, const PictureParams& pp,
-                                                             const Frame& src, const std::vector<const Frame*>& refs,
-                                                             PictureCandidates& cands, double* seconds) {
+// GPUIntegerME = 1: the picture-level search's request for P picture pp (the search started: picture_search_ready).
+PictureSearchRequest integer_search_request(const EncoderState& s, const PictureParams& pp, const Frame& src,
+                                            const std::vector<const Frame*>& refs) {
   const EncoderParams& p = s.p;
   const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
   std::vector<const Plane*> planes;
   std::vector<int> ids;
   for (const Frame* f : refs) { planes.push_back(&f->plane[0]); ids.push_back(f->id); }
-  if (p.gpu_integer_me == 0) {
-    FullFastOptions opt;
-    opt.rdo_low_complexity = p.rd_optimization == 0;
-    opt.level_idc = p.level_idc;
-    return fullfast_sources(src.plane[0], planes, p.search_range, lam.mf[0], s.dsp, opt);
-  }
-  const auto t0 = Clock::now();
   PictureSearchRequest req;
   req.cur = &src.plane[0];
   req.refs = planes;
@@ -64,7 +55,7 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
       }
   }
   req.penalty_pred = req.centre;
-  PictureIntegerSearch& search = picture_search_ready(s);
+  const PictureIntegerSearch& search = *s.picture_search;
   // Sub-pel distortions of the first GPUSubpelRanks candidates come with the candidates when a GPU computes them
   // (on the twin they would cost more than the refinement's own lazy evaluation, so only tests ask for them there).
   // One table metric serves both refinement stages when they agree, else the quarter-pel stage.
@@ -78,6 +69,27 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
   // The macroblock loop starts on the first rows while the GPU still works on the last (encode_picture waits for
   // the rest before `cands` goes).
   req.progressive = true;
+  return req;
+}
+
+// The integer-ME sources of a P picture (one per macroblock worker): the lazy fast full search (GPUIntegerME = 0),
+// or the picture-level search (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
+std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, const PictureParams& pp,
+                                                             const Frame& src, const std::vector<const Frame*>& refs,
+                                                             PictureCandidates& cands, double* seconds) {
+  const EncoderParams& p = s.p;
+  const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
+  if (p.gpu_integer_me == 0) {
+    std::vector<const Plane*> planes;
+    for (const Frame* f : refs) planes.push_back(&f->plane[0]);
+    FullFastOptions opt;
+    opt.rdo_low_complexity = p.rd_optimization == 0;
+    opt.level_idc = p.level_idc;
+    return fullfast_sources(src.plane[0], planes, p.search_range, lam.mf[0], s.dsp, opt);
+  }
+  const auto t0 = Clock::now();
+  PictureIntegerSearch& search = picture_search_ready(s);
+  PictureSearchRequest req = integer_search_request(s, pp, src, refs);
   picture_trace("search_call", pp.index);
   search.search(req, cands);
   picture_trace("search_returned", pp.index);
@@ -176,7 +188,8 @@ PictureParams plan_picture(const EncoderState& s, int n) {
   // As JM (header.c): the coding index's parity, so two IDR pictures in a row still differ (7.4.3).
   pp.idr_pic_id = n & 1;
   pp.frame_num = pp.idr ? 0 : (s.frame_num + (n - s.coded) + 1) % (1 << s.seq.log2_max_frame_num);
-  if (pp.type == SliceType::P && s.refs.empty()) pp.type = SliceType::I;  // cannot happen: kept for safety
+  // Cannot happen for the picture in turn (kept for safety); a later one's references are not known yet.
+  if (pp.type == SliceType::P && s.refs.empty() && n == s.coded) pp.type = SliceType::I;
   // JM counts POC in source frames (2 per frame, FrameSkip included). A step of half the POC lsb range or more
   // would make the lsb ambiguous for decoders, so then coded pictures are counted instead.
   const int poc_step = 2 * (p.frame_skip + 1);
@@ -192,7 +205,7 @@ PictureParams plan_picture(const EncoderState& s, int n) {
 }
 
 // The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker, while worker 0 first runs
-// `first` (the picture's integer search: a GPU's call returns once queued, and the CPU twin's runs beside the build)
+// `first` (the integer searches: a GPU's calls return once queued, and the CPU twin's runs beside the build)
 // and then joins in. The planes go in bands of rows that the workers take in turn (the build filters rows
 // independently: common/halfpel.h). Returns the seconds of the build beyond `first`.
 double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
@@ -224,10 +237,39 @@ double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
   return extra.load();
 }
 
+// The reference list of the picture after `pp` once `rec` (pp's reconstruction) is committed: commit_picture's
+// sliding window, then PList0References as code_picture applies it.
+std::vector<const Frame*> next_reference_list(const EncoderState& s, const PictureParams& pp, const Frame& rec) {
+  std::vector<const Frame*> refs = {&rec};
+  if (!pp.idr)
+    for (const auto& f : s.refs) refs.push_back(f.get());
+  int n = std::min(static_cast<int>(refs.size()), s.p.num_ref_frames);
+  if (s.p.p_list0_refs > 0 && s.p.p_list0_refs < n) n = s.p.p_list0_refs;
+  refs.resize(static_cast<size_t>(std::max(n, 1)));
+  return refs;
+}
+
+// The picture boundary, pipelined (doc/GPU.md): while picture pp is coded into `rec`, the search of the picture
+// after it (source `next`) is queued on the GPU, its bands starting as rec's rows are deblocked; that picture's own
+// search() then takes it up (its request is the same). Only where that request is known now: a GPU search already
+// started, a P picture next, and window centres that do not wait for this picture's vectors (GPUSearchCenter = 0).
+// Returns whether the search took it.
+bool queue_next_search(EncoderState& s, const PictureParams& pp, const Frame& rec, const Frame* next) {
+  const EncoderParams& p = s.p;
+  if (!next || p.gpu_integer_me != 1 || p.gpu_search_center != 0 || !s.picture_search ||
+      !s.picture_search->runs_beside_cpu() || pp.index + 1 >= p.frames_to_encode)
+    return false;
+  const PictureParams np = plan_picture(s, pp.index + 1);
+  if (np.type != SliceType::P || np.idr) return false;
+  const PictureSearchRequest req = integer_search_request(s, np, *next, next_reference_list(s, pp, rec));
+  picture_trace("search_ahead", pp.index);
+  return s.picture_search->search_ahead(req, 0);
+}
+
 // Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
 // with s.mbs as its macroblock array; the reference list and counters are left to commit_picture.
 PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
-                           std::shared_ptr<Frame>* rec_out) {
+                           std::shared_ptr<Frame>* rec_out, const Frame* next) {
   const auto t_start = Clock::now();
   picture_trace("picture", pp.index);
   if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
@@ -300,18 +342,33 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   PictureCandidates cands;
   double picture_me_seconds = 0;
   std::unique_ptr<CandidateSourceFactory> sources;
-  const auto make_sources = [&] {
+  bool queued_next = false;
+  // This picture's search, then the next picture's queued ahead (queue_next_search), beside the planes' build.
+  const auto start_searches = [&] {
     if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
+    const auto t_ahead = Clock::now();
+    queued_next = queue_next_search(s, pp, *rec, next);
+    picture_me_seconds += seconds_since(t_ahead);
   };
-  if (!need_planes.empty() && planes_on_workers) planes_seconds = build_planes_on_workers(s, need_planes, planes_for, make_sources);
-  else make_sources();
+  if (!need_planes.empty() && planes_on_workers) planes_seconds = build_planes_on_workers(s, need_planes, planes_for, start_searches);
+  else start_searches();
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
+  std::unique_ptr<FinalRowsReporter> final_rows;
+  if (queued_next) final_rows = std::make_unique<FinalRowsReporter>(*s.picture_search, rec->plane[0], rec->id, s.mb_h);
   picture_trace("rows_start", pp.index);  // references' planes built, search call returned
-  SliceLoopStats st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
+  s.final_rows = final_rows.get();
+  SliceLoopStats st;
+  try {
+    st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
+  } catch (...) {
+    s.final_rows = nullptr;
+    throw;
+  }
+  s.final_rows = nullptr;
   if (sources && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
     const auto t_wait = Clock::now();
     s.picture_search->wait_rows(s.mb_h);
@@ -360,7 +417,7 @@ void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Fr
 
 }  // namespace
 
-PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out) {
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out, const Frame* next) {
   if (!s.ahead.empty() && s.ahead.front().index == s.coded) {  // coded while the GPU started: its turn now
     AheadPicture a = std::move(s.ahead.front());
     s.ahead.pop_front();
@@ -376,7 +433,7 @@ PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint
     s.last_idr = s.coded;
   }
   std::shared_ptr<Frame> rec;
-  PictureResult res = code_picture(s, pp, src, out, &rec);
+  PictureResult res = code_picture(s, pp, src, out, &rec, next);
   commit_picture(s, pp, std::move(rec));
   return res;
 }
@@ -414,7 +471,7 @@ void encode_picture_ahead(EncoderState& s, int index, const Frame& src) {
   a.mbs.assign(s.mbs.size(), MbInfo());
   std::swap(s.mbs, a.mbs);
   try {
-    a.result = code_picture(s, a.pp, src, a.bytes, &a.rec);
+    a.result = code_picture(s, a.pp, src, a.bytes, &a.rec, nullptr);
   } catch (...) {
     std::swap(s.mbs, a.mbs);
     throw;

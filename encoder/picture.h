@@ -21,6 +21,7 @@
 #include "encoder/params.h"
 #include "encoder/mb_worker.h"
 #include "encoder/thread_pool.h"
+#include "encoder/final_rows.h"
 #include "encoder/wavefront_rows.h"
 #include "me/me_interface.h"
 
@@ -90,6 +91,9 @@ struct EncoderState {
   std::string me_path = "none";
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
+  // While a picture is coded with the next one's search queued ahead: where the wavefront reports its deblocked
+  // rows (nullptr otherwise).
+  FinalRowsReporter* final_rows = nullptr;
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
   // Reconstructions and half-pel planes come back here when their last holder (the reference list, the driver's
   // EncodedPicture) lets go, for the next pictures: the page faults of fresh ones cost more than building them. A
@@ -116,7 +120,10 @@ int subpel_table_ranks(int gpu_subpel_ranks, int gpu_top_k, int num_mbs, int num
 // GPUIntegerME = 1: waits for the background start-up (once), then sets me_path and warns once when the GPU is not
 // usable (the CPU twin runs instead). Returns the picture-level search. Safe to call repeatedly.
 PictureIntegerSearch& picture_search_ready(EncoderState& s);
-PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out);
+// `next`: the next picture's source when the caller already has it (else nullptr). With the GPU search and
+// GPUSearchCenter = 0 the next picture's search is then queued while this one is coded, its bands starting as this
+// picture's rows are deblocked (doc/GPU.md, "The picture boundary"). Same bytes either way.
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out, const Frame* next = nullptr);
 
 // Coding I pictures ahead of their turn while the GPU starts. CUDA's start-up (driver initialisation and context
 // creation, 0.2-0.35 s on the lent H100 hosts) runs in the background from construction, and the first P picture

@@ -235,6 +235,7 @@ class Wavefront {
     dbk_->filter(x, y);
     w.times.deblocking += seconds_since(t);
     rows_.deblocked.raise(y, x + 1);
+    if (x == mb_w_ - 1 && s_.final_rows) s_.final_rows->row_deblocked(y);
   }
 
   void code_row(int y, MbWorker& w) {

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstddef>
@@ -149,6 +150,8 @@ class CudaSearch final : public GpuPictureSearch {
   int wait_rows(int rows) override;
   void preload(const Plane& plane, int id) override;
   void set_threads(int threads) override { twin_.set_threads(threads); }
+  bool search_ahead(const PictureSearchRequest& req, int growing) override;
+  void reference_rows(const Plane& plane, int id, int rows) override;
 
  private:
   // A picture kept on the device (luma, no border), found again by its content id.
@@ -169,10 +172,28 @@ class CudaSearch final : public GpuPictureSearch {
     bool refs_sent = false;
   };
   struct Launch { int ref, band; };  // one (reference, band of macroblock rows) kernel
+  // What a call has of its own while the call before it may still be landing (a search queued ahead runs beside
+  // the current picture's): its events and the page-locked window centres and predictors its kernels read. Calls
+  // take the two slots in turn.
+  struct CallSlot {
+    Event start, kernel_start, end, refs, uploaded;
+    std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
+    PinnedBuffer params;
+  };
+  // The last call whose answer the buffers hold: a search queued ahead writes a band of them only after this
+  // call's work on that band (kernels, tables, downloads), and keeps its pictures.
+  struct LastCall {
+    int slot = -1;  // -1: none yet
+    std::vector<Launch> launches;
+    std::vector<Resident*> in_use;
+    bool tables = false;
+    int refs = 0, mbs = 0, top_k = 0, subpel_metric = -1, subpel_ranks = 0;  // the answer's layout
+  };
   // The call whose bands may still be landing (a progressive answer): what wait_rows() and the next search()
   // complete. The request is kept for the twin, should the device fail before every row has landed.
   struct InFlight {
     bool active = false;
+    int slot = 0;
     std::vector<Launch> launches;
     std::vector<int> band_start;  // band_starts()
     int mb_height = 0, ready_rows = 0;
@@ -180,20 +201,47 @@ class CudaSearch final : public GpuPictureSearch {
     PictureSearchRequest req;
     PictureCandidates* out = nullptr;
   };
+  // A search queued ahead (search_ahead): its bands start as the growing reference's rows are reported final.
+  struct Ahead {
+    bool active = false;
+    int slot = 0;
+    PictureSearchRequest req;
+    Residency res;
+    std::vector<int> band_start;
+    std::vector<int> need;       // per band: the growing reference's rows its kernels read (all: the height)
+    std::vector<Launch> launches;
+    int growing = 0, growing_id = -1, height = 0;
+    int rows_sent = 0;           // of the growing reference, on the copy stream
+    bool rows_event = false;     // ahead_rows_ recorded for this search
+    int next_band = 0;           // the first band not launched
+    LastCall before;             // the call whose answer the buffers hold meanwhile
+    GpuSearchTiming timing;
+  };
   // The stages of one call (search_on_device), in order.
   void shape_answer(const PictureSearchRequest& req, PictureCandidates& out);
-  Residency make_resident(const PictureSearchRequest& req);
+  Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
   bool send_step_order(int range);
-  void stage_params(const PictureSearchRequest& req);
+  void stage_params(const PictureSearchRequest& req, CallSlot& c);
   void reserve_outputs(const PictureSearchRequest& req);
   std::vector<Launch> launch_bands(const PictureSearchRequest& req, const Residency& res,
-                                   const std::vector<int>& band_start, bool order_sent);
-  void launch_tables(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
-                     const std::vector<Launch>& launches);
-  void join(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
-            std::vector<Launch> launches);
+                                   const std::vector<int>& band_start, bool order_sent, CallSlot& c);
+  // Band b's integer kernels, one per reference, appended to *launches; each stream first waits for `waits`.
+  void launch_integer_band(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
+                           int b, CallSlot& c, const std::vector<cudaEvent_t>& waits, std::vector<Launch>* launches);
+  // Launch i's sub-pel tables and their download; the stream first waits for `waits` and launch i's kernel.
+  void launch_table(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
+                    const std::vector<Launch>& launches, size_t i, CallSlot& c, const std::vector<cudaEvent_t>& waits);
+  void join(const PictureSearchRequest& req, const std::vector<int>& band_start, std::vector<Launch> launches,
+            int slot, bool uploaded);
+  void remember_call(const PictureSearchRequest& req, const Residency& res);
   void answer(const PictureSearchRequest& req, PictureCandidates& out);
   void search_on_device(const PictureSearchRequest& req, PictureCandidates& out);
+  // A search queued ahead: its bands whose rows of the growing reference are sent, the rows themselves, taking it
+  // up in search(), and giving it up.
+  void launch_ahead_bands();
+  void send_ahead_rows(const Plane& plane, int rows);
+  void adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out);
+  void discard_ahead();
 
   // Waits for the bands holding rows [0, rows) of the call in flight (throws CudaError); the whole call: timings.
   void complete_rows(int rows);
@@ -229,17 +277,21 @@ class CudaSearch final : public GpuPictureSearch {
   // Band 0 (integer kernel and tables) on streams of the greatest priority: a progressive answer's macroblock loop
   // waits for it alone, while the other bands have the loop's whole duration to land.
   Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
-  Stream join_;  // waits for every launch and upload of a call, then records ev_end_
-  Event ev_start_, ev_kernel_start_, ev_end_, ev_order_, ev_refs_, ev_uploaded_;
-  std::vector<std::unique_ptr<Event>> done_ev_, tab_ev_;
+  Stream join_;  // waits for every launch and upload of a call, then records its slot's `end`
+  Event ev_order_;
+  CallSlot slots_[2];
+  int next_slot_ = 0;
+  LastCall last_;
+  Ahead ahead_;
+  Event ahead_rows_;  // recorded after each send of a search queued ahead's growing reference
   std::vector<std::unique_ptr<Resident>> resident_;
   DeviceBuffer d_out_, d_order_, d_tab_;
-  PinnedBuffer h_params_, h_out_, h_order_, h_tab_;
+  PinnedBuffer h_out_, h_order_, h_tab_;
   int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;
   CopyRowsFn copy_rows_;  // the staging copy of the host's function table
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
   GpuSearchTiming timing_;
   InFlight fly_;
 };
@@ -324,14 +376,19 @@ void CudaSearch::send_rows(Resident& r, int y0, int rows) {
 
 void CudaSearch::preload(const Plane& plane, int id) {
   if (failed_ || id < 0) return;
+  if (ahead_.active && id == ahead_.growing_id) {  // a search queued ahead is waiting for these rows
+    reference_rows(plane, id, plane.height);
+    return;
+  }
   try {
     drain();  // a call in flight may read any resident picture
     if (failed_) return;
     CUDA_CHECK(cudaSetDevice(device_));
-    std::vector<Resident*> none, pending;
+    std::vector<Resident*> pending;
+    const std::vector<Resident*>& keep = ahead_.active ? ahead_.res.in_use : std::vector<Resident*>{};
     // Room for one picture more than the pictures held (3 at least: a call's current picture and reference, and
     // this one); otherwise the least recently used goes, which after a search is that call's current picture.
-    Resident* r = acquire(plane, id, none, std::max<size_t>(resident_.size(), 3), &pending);
+    Resident* r = acquire(plane, id, keep, std::max<size_t>(resident_.size(), 3), &pending);
     if (pending.empty()) return;  // already on the device under this id
     stage_rows(*r, plane, 0, plane.height);
     send_rows(*r, 0, plane.height);
@@ -345,6 +402,18 @@ void CudaSearch::preload(const Plane& plane, int id) {
 void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);  // bad requests throw std::invalid_argument on either path
   drain();  // a progressive answer still landing: its buffers are about to be reused
+  if (ahead_.active) {
+    if (!failed_ && same_search_request(ahead_.req, req)) {
+      try {
+        adopt_ahead(req, out);
+        return;
+      } catch (const CudaError& e) {
+        fall_back(e);
+      }
+    } else {
+      discard_ahead();
+    }
+  }
   if (failed_ || req.top_k > kGpuMaxTopK) {
     twin_.search(req, out);
     return;
@@ -373,8 +442,8 @@ int CudaSearch::wait_rows(int rows) {
 
 void CudaSearch::fall_back(const std::exception& e) {
   // The GPU went away mid-run: warn once; the caller answers from the twin, and so does every later call.
+  if (failed_.exchange(true)) return;
   std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
-  failed_ = true;
   name_ = "cpu-twin";
   fly_.active = false;
 }
@@ -390,11 +459,12 @@ void CudaSearch::drain() {
 
 void CudaSearch::complete_rows(int rows) {
   CUDA_CHECK(cudaSetDevice(device_));
+  CallSlot& c = slots_[fly_.slot];
   if (rows >= fly_.mb_height) {  // the whole call: its join event follows every launch and upload
-    CUDA_CHECK(cudaEventSynchronize(ev_end_.get()));
-    timing_.total_ms = elapsed_ms(ev_start_, ev_end_);
-    timing_.kernel_ms = elapsed_ms(ev_kernel_start_, ev_end_);
-    if (fly_.uploaded) timing_.upload_ms = elapsed_ms(ev_start_, ev_uploaded_);
+    CUDA_CHECK(cudaEventSynchronize(c.end.get()));
+    timing_.total_ms = elapsed_ms(c.start, c.end);
+    timing_.kernel_ms = elapsed_ms(c.kernel_start, c.end);
+    if (fly_.uploaded) timing_.upload_ms = elapsed_ms(c.start, c.uploaded);
     fly_.ready_rows = fly_.mb_height;
     fly_.active = false;
     fly_.out = nullptr;
@@ -404,8 +474,8 @@ void CudaSearch::complete_rows(int rows) {
   const int last_band = std::min(bands - 1, band_of_row(fly_.band_start, std::min(rows, fly_.mb_height) - 1));
   for (size_t i = 0; i < fly_.launches.size(); ++i) {
     if (fly_.launches[i].band > last_band) continue;
-    CUDA_CHECK(cudaEventSynchronize(done_event(done_ev_, i).get()));
-    if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(tab_ev_, i).get()));
+    CUDA_CHECK(cudaEventSynchronize(done_event(c.done, i).get()));
+    if (fly_.tables) CUDA_CHECK(cudaEventSynchronize(pool_event(c.tab, i).get()));
   }
   fly_.ready_rows = std::min(fly_.mb_height, fly_.band_start[last_band + 1]);
   if (fly_.ready_rows >= fly_.mb_height) complete_rows(fly_.mb_height);  // the last band: time the call
@@ -434,9 +504,9 @@ void CudaSearch::shape_answer(const PictureSearchRequest& req, PictureCandidates
 }
 
 // Which pictures must travel: those not resident under their id (the current one first: every kernel reads it).
-// A reference not resident is sent whole now (its kernels wait for ev_refs_); the current picture is staged band
-// by band in launch_bands().
-CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req) {
+// A reference not resident is sent whole now (its kernels wait for the slot's `refs`); the current picture is
+// staged band by band in launch_bands().
+CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req, CallSlot& c) {
   Residency res;
   std::vector<Resident*> pending;
   const size_t max_resident = req.refs.size() + 2;
@@ -461,7 +531,7 @@ CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req)
     res.cur_pending = false;
     res.refs_sent = true;
   }
-  if (res.refs_sent) CUDA_CHECK(cudaEventRecord(ev_refs_.get(), copy_.get()));
+  if (res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
   for (Resident* r : res.in_use) settle(*r);  // a preloaded reference: the kernels (other streams) read it
   return res;
 }
@@ -484,12 +554,12 @@ bool CudaSearch::send_step_order(int range) {
 
 // Window centres, then penalty predictors, ref-major as in the request: each block reads its 8 bytes over PCIe,
 // cheaper than a copy the first band would wait for.
-void CudaSearch::stage_params(const PictureSearchRequest& req) {
+void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c) {
   static_assert(sizeof(MV) == sizeof(short2), "MV is read as short2");
   const size_t n = req.centre.size();
-  h_params_.reserve(2 * n * sizeof(MV));
-  std::memcpy(h_params_.as<MV>(), req.centre.data(), n * sizeof(MV));
-  std::memcpy(h_params_.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
+  c.params.reserve(2 * n * sizeof(MV));
+  std::memcpy(c.params.as<MV>(), req.centre.data(), n * sizeof(MV));
+  std::memcpy(c.params.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
 }
 
 void CudaSearch::reserve_outputs(const PictureSearchRequest& req) {
@@ -503,97 +573,120 @@ void CudaSearch::reserve_outputs(const PictureSearchRequest& req) {
   }
 }
 
+void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Residency& res,
+                                     const std::vector<int>& band_start, int b, CallSlot& c,
+                                     const std::vector<cudaEvent_t>& waits, std::vector<Launch>* launches) {
+  const int num_refs = static_cast<int>(req.refs.size());
+  const int num_mbs = req.mb_width * req.mb_height;
+  const size_t per_mb = static_cast<size_t>(kNumPartitions) * req.top_k;
+  const Geometry g = geometry(req.search_range);
+  Resident& cur = *res.in_use[0];
+  const short2* params = c.params.device_as<short2>();
+  const int row0 = band_start[b], row1 = band_start[b + 1];
+  for (int r = 0; r < num_refs; ++r) {
+    const size_t i = launches->size();
+    cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
+    for (cudaEvent_t e : waits) CUDA_CHECK(cudaStreamWaitEvent(st, e, 0));
+    if (i == 0) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
+    KernelArgs a = kernel_args(req, g);
+    a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
+    a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
+    a.mb_first = row0 * req.mb_width;
+    a.centre = params + static_cast<size_t>(r) * num_mbs;
+    a.pred = params + req.centre.size() + static_cast<size_t>(r) * num_mbs;
+    a.order = d_order_.as<uint32_t>();
+    a.out = d_out_.as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
+    a.out_host = h_out_.device_as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
+    kKernels[req.top_k - 1]<<<(row1 - row0) * req.mb_width, kThreads, g.smem, st>>>(a);
+    CUDA_CHECK_LAUNCH("integer_search_kernel");
+    CUDA_CHECK(cudaEventRecord(done_event(c.done, i).get(), st));
+    launches->push_back({r, b});
+  }
+}
+
 // Per band: its rows of the current picture staged (unless resident), then its kernels, one per reference, on their
 // own streams (band 0 on the urgent one), each followed by its completion event. After the last band the current
 // picture's DMA (the next call's reference; the tables read it on the device).
 std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequest& req, const Residency& res,
-                                                         const std::vector<int>& band_start, bool order_sent) {
-  const int num_refs = static_cast<int>(req.refs.size());
-  const int num_mbs = req.mb_width * req.mb_height;
+                                                         const std::vector<int>& band_start, bool order_sent,
+                                                         CallSlot& c) {
   const int bands = static_cast<int>(band_start.size()) - 1;
-  const size_t per_mb = static_cast<size_t>(kNumPartitions) * req.top_k;
-  const Geometry g = geometry(req.search_range);
   Resident& cur = *res.in_use[0];
-  const short2* params = h_params_.device_as<short2>();
+  std::vector<cudaEvent_t> waits;
+  if (res.refs_sent) waits.push_back(c.refs.get());  // recorded after ev_order_
+  else if (order_sent) waits.push_back(ev_order_.get());
   std::vector<Launch> launches;
   for (int b = 0; b < bands; ++b) {
     const int row0 = band_start[b], row1 = band_start[b + 1];
     if (res.cur_pending) stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
-    for (int r = 0; r < num_refs; ++r) {
-      const size_t i = launches.size();
-      cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
-      if (res.refs_sent) CUDA_CHECK(cudaStreamWaitEvent(st, ev_refs_.get(), 0));  // recorded after ev_order_
-      else if (order_sent) CUDA_CHECK(cudaStreamWaitEvent(st, ev_order_.get(), 0));
-      if (i == 0) CUDA_CHECK(cudaEventRecord(ev_kernel_start_.get(), st));
-      KernelArgs a = kernel_args(req, g);
-      a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
-      a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
-      a.mb_first = row0 * req.mb_width;
-      a.centre = params + static_cast<size_t>(r) * num_mbs;
-      a.pred = params + req.centre.size() + static_cast<size_t>(r) * num_mbs;
-      a.order = d_order_.as<uint32_t>();
-      a.out = d_out_.as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
-      a.out_host = h_out_.device_as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
-      kKernels[req.top_k - 1]<<<(row1 - row0) * req.mb_width, kThreads, g.smem, st>>>(a);
-      CUDA_CHECK_LAUNCH("integer_search_kernel");
-      CUDA_CHECK(cudaEventRecord(done_event(done_ev_, i).get(), st));
-      launches.push_back({r, b});
-    }
+    launch_integer_band(req, res, band_start, b, c, waits, &launches);
   }
   if (res.cur_pending) send_rows(cur, 0, req.cur->height);
-  if (res.cur_pending || res.refs_sent) CUDA_CHECK(cudaEventRecord(ev_uploaded_.get(), copy_.get()));
+  if (res.cur_pending || res.refs_sent) CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
   return launches;
 }
 
-// The sub-pel tables of launch i's macroblocks, after its integer kernel (whose candidates they read) and every
-// upload (their +-3/4-pel samples reach rows the integer band never read), each on a table stream of its own, so
-// band 0's tables (what the macroblock loop needs first) do not queue behind a later band's integer kernel.
-void CudaSearch::launch_tables(const PictureSearchRequest& req, const Residency& res,
-                               const std::vector<int>& band_start, const std::vector<Launch>& launches) {
+// The sub-pel tables of launch i's macroblocks, after its integer kernel (whose candidates they read) and the
+// uploads they read (their +-3/4-pel samples reach rows the integer band never read), each on a table stream of its
+// own, so band 0's tables (what the macroblock loop needs first) do not queue behind a later band's integer kernel.
+void CudaSearch::launch_table(const PictureSearchRequest& req, const Residency& res,
+                              const std::vector<int>& band_start, const std::vector<Launch>& launches, size_t i,
+                              CallSlot& c, const std::vector<cudaEvent_t>& waits) {
   const int num_mbs = req.mb_width * req.mb_height;
   const size_t per_mb = static_cast<size_t>(kNumPartitions) * req.top_k;
   const size_t ranks = static_cast<size_t>(req.subpel_ranks);
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const Launch& l = launches[i];
-    cudaStream_t st = l.band == 0 ? first_table_.get() : table_[i % kStreams].get();
-    if (res.cur_pending || res.refs_sent) CUDA_CHECK(cudaStreamWaitEvent(st, ev_uploaded_.get(), 0));
-    CUDA_CHECK(cudaStreamWaitEvent(st, done_event(done_ev_, i).get(), 0));
-    const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
-    SubpelKernelArgs sa = subpel_kernel_args(req);
-    sa.cur = res.in_use[0]->pixels.as<uint8_t>();
-    sa.ref = res.in_use[1 + l.ref]->pixels.as<uint8_t>();
-    sa.mb_first = row0 * req.mb_width;
-    sa.cands = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
-    sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs * ranks;
-    const int blocks = (row1 - row0) * req.mb_width * static_cast<int>(ranks);
-    subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
-    CUDA_CHECK_LAUNCH("subpel_table_kernel");
-    const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * ranks * sizeof(SubpelTable);
-    CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off,
-                               blocks * sizeof(SubpelTable), cudaMemcpyDeviceToHost, st));
-    CUDA_CHECK(cudaEventRecord(pool_event(tab_ev_, i).get(), st));
-  }
+  const Launch& l = launches[i];
+  cudaStream_t st = l.band == 0 ? first_table_.get() : table_[i % kStreams].get();
+  for (cudaEvent_t e : waits) CUDA_CHECK(cudaStreamWaitEvent(st, e, 0));
+  CUDA_CHECK(cudaStreamWaitEvent(st, done_event(c.done, i).get(), 0));
+  const int row0 = band_start[l.band], row1 = band_start[l.band + 1];
+  SubpelKernelArgs sa = subpel_kernel_args(req);
+  sa.cur = res.in_use[0]->pixels.as<uint8_t>();
+  sa.ref = res.in_use[1 + l.ref]->pixels.as<uint8_t>();
+  sa.mb_first = row0 * req.mb_width;
+  sa.cands = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
+  sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs * ranks;
+  const int blocks = (row1 - row0) * req.mb_width * static_cast<int>(ranks);
+  subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
+  CUDA_CHECK_LAUNCH("subpel_table_kernel");
+  const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * ranks * sizeof(SubpelTable);
+  CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off, blocks * sizeof(SubpelTable),
+                             cudaMemcpyDeviceToHost, st));
+  CUDA_CHECK(cudaEventRecord(pool_event(c.tab, i).get(), st));
 }
 
 // One event after every band, table and upload of the call: completing the whole call waits for it (one
 // synchronisation instead of one per launch), and a completed call has its staging buffers free for the next.
-void CudaSearch::join(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
-                      std::vector<Launch> launches) {
+void CudaSearch::join(const PictureSearchRequest& req, const std::vector<int>& band_start,
+                      std::vector<Launch> launches, int slot, bool uploaded) {
+  CallSlot& c = slots_[slot];
   const bool tables = req.subpel_metric >= 0;
   for (size_t i = 0; i < launches.size(); ++i) {
-    CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(done_ev_, i).get(), 0));
-    if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(tab_ev_, i).get(), 0));
+    CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(c.done, i).get(), 0));
+    if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(c.tab, i).get(), 0));
   }
-  const bool uploaded = res.cur_pending || res.refs_sent;
-  if (uploaded) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), ev_uploaded_.get(), 0));
-  CUDA_CHECK(cudaEventRecord(ev_end_.get(), join_.get()));
+  if (uploaded) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), c.uploaded.get(), 0));
+  CUDA_CHECK(cudaEventRecord(c.end.get(), join_.get()));
   fly_.active = true;
+  fly_.slot = slot;
   fly_.launches = std::move(launches);
   fly_.band_start = band_start;
   fly_.mb_height = req.mb_height;
   fly_.ready_rows = 0;
   fly_.tables = tables;
   fly_.uploaded = uploaded;
+}
+
+void CudaSearch::remember_call(const PictureSearchRequest& req, const Residency& res) {
+  last_.slot = fly_.slot;
+  last_.launches = fly_.launches;
+  last_.in_use = res.in_use;
+  last_.tables = fly_.tables;
+  last_.refs = static_cast<int>(req.refs.size());
+  last_.mbs = req.mb_width * req.mb_height;
+  last_.top_k = req.top_k;
+  last_.subpel_metric = req.subpel_metric;
+  last_.subpel_ranks = req.subpel_metric >= 0 ? req.subpel_ranks : 0;
 }
 
 // The answer points into the page-locked buffers from now on. A progressive zero-copy answer returns at once (the
@@ -631,17 +724,212 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   timing_ = GpuSearchTiming{};
   shape_answer(req, out);
   if (req.refs.empty()) return;
-  CUDA_CHECK(cudaEventRecord(ev_start_.get(), copy_.get()));
-  const bool order_sent = send_step_order(req.search_range);  // before the references: ev_refs_ then covers it
-  const Residency res = make_resident(req);
-  stage_params(req);
+  const int slot = next_slot_;
+  next_slot_ ^= 1;
+  CallSlot& c = slots_[slot];
+  CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
+  const bool order_sent = send_step_order(req.search_range);  // before the references: `refs` then covers it
+  const Residency res = make_resident(req, c);
+  stage_params(req, c);
   reserve_outputs(req);
   const std::vector<int> band_start =
       band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
-  std::vector<Launch> launches = launch_bands(req, res, band_start, order_sent);
-  if (req.subpel_metric >= 0) launch_tables(req, res, band_start, launches);
-  join(req, res, band_start, std::move(launches));
+  std::vector<Launch> launches = launch_bands(req, res, band_start, order_sent, c);
+  if (req.subpel_metric >= 0) {
+    std::vector<cudaEvent_t> waits;
+    if (res.cur_pending || res.refs_sent) waits.push_back(c.uploaded.get());
+    for (size_t i = 0; i < launches.size(); ++i) launch_table(req, res, band_start, launches, i, c, waits);
+  }
+  join(req, band_start, std::move(launches), slot, res.cur_pending || res.refs_sent);
+  remember_call(req, res);
   answer(req, out);
+}
+
+// ---- A search queued ahead -----------------------------------------------------------------------------------
+// It runs beside the call whose answer the buffers hold (last_): in the other call slot, on pictures that call does
+// not use (the current one sent whole at once, the growing reference row by row), and a band of it writes the
+// answer's buffers only after last_'s work on that band, on the device, and once the caller reported rows that
+// imply its macroblock loop left that band (reference_rows).
+bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
+  if (failed_ || req.top_k > kGpuMaxTopK || !req.zero_copy || !req.progressive || req.refs.empty()) return false;
+  if (growing < 0 || growing >= static_cast<int>(req.refs.size()) || req.ref_ids.size() != req.refs.size() ||
+      req.ref_ids[static_cast<size_t>(growing)] < 0)
+    return false;
+  // The call in flight keeps its step order and its answer's layout (the buffers are not reallocated under it).
+  if (order_range_ != req.search_range) return false;
+  if (last_.slot >= 0 &&
+      (last_.refs != static_cast<int>(req.refs.size()) || last_.mbs != req.mb_width * req.mb_height ||
+       last_.top_k != req.top_k || last_.subpel_metric != req.subpel_metric ||
+       last_.subpel_ranks != (req.subpel_metric >= 0 ? req.subpel_ranks : 0)))
+    return false;
+  check_search_request(req);
+  if (ahead_.active) discard_ahead();
+  if (failed_) return false;
+  try {
+    CUDA_CHECK(cudaSetDevice(device_));
+    const GpuSearchTiming current = timing_;  // the call in flight's; this search keeps its own
+    timing_ = GpuSearchTiming{};
+    Ahead a;
+    a.slot = last_.slot >= 0 ? last_.slot ^ 1 : next_slot_;
+    CallSlot& c = slots_[a.slot];
+    CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
+    // The pictures: none that the call in flight reads may be evicted (its kernels may still read them).
+    std::vector<Resident*> keep = last_.slot >= 0 ? last_.in_use : std::vector<Resident*>{};
+    const size_t max_resident = req.refs.size() + 2 + keep.size();
+    std::vector<Resident*> pending;
+    auto take = [&](const Plane& plane, int id) {
+      std::vector<Resident*> avoid = keep;
+      avoid.insert(avoid.end(), a.res.in_use.begin(), a.res.in_use.end());
+      pending.clear();
+      Resident* r = acquire(plane, id, avoid, max_resident, &pending);
+      a.res.in_use.push_back(r);
+      return !pending.empty();
+    };
+    if (take(*req.cur, req.cur_id)) {
+      stage_rows(*a.res.in_use[0], *req.cur, 0, req.cur->height);
+      send_rows(*a.res.in_use[0], 0, req.cur->height);
+      a.res.refs_sent = true;
+    }
+    a.growing = growing;
+    a.growing_id = req.ref_ids[static_cast<size_t>(growing)];
+    a.height = req.refs[static_cast<size_t>(growing)]->height;
+    for (size_t r = 0; r < req.refs.size(); ++r) {
+      const bool fresh = take(*req.refs[r], req.ref_ids[r]);
+      Resident& ref = *a.res.in_use.back();
+      if (static_cast<int>(r) == growing) {
+        if (fresh) ref.id = -1;  // not resident until every row is sent (send_ahead_rows)
+        a.rows_sent = fresh ? 0 : a.height;
+      } else if (fresh) {
+        stage_rows(ref, *req.refs[r], 0, ref.height);
+        send_rows(ref, 0, ref.height);
+        a.res.refs_sent = true;
+      }
+    }
+    if (a.res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
+    for (Resident* r : a.res.in_use) settle(*r);
+    stage_params(req, c);
+    reserve_outputs(req);
+    a.band_start = band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
+    // The rows of the growing reference a band reads: its window's (centre + range + the partition) and the
+    // tables' +-3/4-pel taps beyond, with a margin.
+    const int bands = static_cast<int>(a.band_start.size()) - 1;
+    const int nmb = req.mb_width * req.mb_height;
+    for (int b = 0; b < bands; ++b) {
+      int bottom = 0;
+      for (int mb = a.band_start[b] * req.mb_width; mb < a.band_start[b + 1] * req.mb_width; ++mb) {
+        const MV centre = req.centre[static_cast<size_t>(growing) * nmb + mb];
+        bottom = std::max(bottom, 16 * (mb / req.mb_width) + (centre.y >> 2));
+      }
+      a.need.push_back(std::min(a.height, std::max(0, bottom + req.search_range + 16 + 8)));
+    }
+    a.req = req;
+    a.before = last_;
+    a.active = true;
+    a.timing = timing_;
+    timing_ = current;
+    next_slot_ = a.slot ^ 1;
+    ahead_ = std::move(a);
+    launch_ahead_bands();
+    return true;
+  } catch (const CudaError& e) {
+    fall_back(e);
+    ahead_.active = false;
+    return false;
+  }
+}
+
+void CudaSearch::reference_rows(const Plane& plane, int id, int rows) {
+  if (!ahead_.active || failed_ || id != ahead_.growing_id) return;
+  rows = std::min(rows, ahead_.height);
+  const int bands = static_cast<int>(ahead_.band_start.size()) - 1;
+  // Rows are sent when a band can start on them (and the last ones whatever the bands need).
+  if (rows < ahead_.height && (ahead_.next_band >= bands || rows < ahead_.need[ahead_.next_band])) return;
+  try {
+    CUDA_CHECK(cudaSetDevice(device_));
+    send_ahead_rows(plane, rows);
+    launch_ahead_bands();
+  } catch (const CudaError& e) {
+    fall_back(e);
+  }
+}
+
+void CudaSearch::send_ahead_rows(const Plane& plane, int rows) {
+  if (rows <= ahead_.rows_sent) return;
+  Resident& r = *ahead_.res.in_use[1 + static_cast<size_t>(ahead_.growing)];
+  stage_rows(r, plane, ahead_.rows_sent, rows - ahead_.rows_sent);
+  send_rows(r, ahead_.rows_sent, rows - ahead_.rows_sent);
+  CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
+  ahead_.rows_event = true;
+  ahead_.rows_sent = rows;
+  if (rows == ahead_.height) {  // resident from now on, for later calls too
+    r.id = ahead_.growing_id;
+    CUDA_CHECK(cudaEventRecord(r.landed.get(), copy_.get()));
+    r.landing = true;
+  }
+}
+
+// Each band whose rows are sent: its integer kernels after those rows, the pictures sent whole, and the previous
+// call's work on the same band (which read and download the buffers this band writes); then its tables.
+void CudaSearch::launch_ahead_bands() {
+  const int bands = static_cast<int>(ahead_.band_start.size()) - 1;
+  CallSlot& c = slots_[ahead_.slot];
+  while (ahead_.next_band < bands && ahead_.need[ahead_.next_band] <= ahead_.rows_sent) {
+    const int b = ahead_.next_band++;
+    std::vector<cudaEvent_t> waits;
+    if (ahead_.res.refs_sent) waits.push_back(c.refs.get());
+    if (ahead_.rows_event) waits.push_back(ahead_rows_.get());
+    if (ahead_.before.slot >= 0) {
+      CallSlot& prev = slots_[ahead_.before.slot];
+      for (size_t i = 0; i < ahead_.before.launches.size(); ++i) {
+        if (ahead_.before.launches[i].band != b) continue;
+        waits.push_back(done_event(prev.done, i).get());
+        if (ahead_.before.tables) waits.push_back(pool_event(prev.tab, i).get());
+      }
+    }
+    const size_t first = ahead_.launches.size();
+    launch_integer_band(ahead_.req, ahead_.res, ahead_.band_start, b, c, waits, &ahead_.launches);
+    if (ahead_.req.subpel_metric < 0) continue;
+    std::vector<cudaEvent_t> table_waits;
+    if (ahead_.res.refs_sent) table_waits.push_back(c.refs.get());
+    if (ahead_.rows_event) table_waits.push_back(ahead_rows_.get());
+    for (size_t i = first; i < ahead_.launches.size(); ++i)
+      launch_table(ahead_.req, ahead_.res, ahead_.band_start, ahead_.launches, i, c, table_waits);
+  }
+}
+
+// search() with the request queued ahead: the rest of the growing reference (final now) and of the bands, then the
+// answer as any call's.
+void CudaSearch::adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  shape_answer(req, out);
+  send_ahead_rows(*req.refs[static_cast<size_t>(ahead_.growing)], ahead_.height);
+  launch_ahead_bands();
+  CallSlot& c = slots_[ahead_.slot];
+  CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
+  timing_ = ahead_.timing;
+  ahead_.active = false;
+  join(req, ahead_.band_start, std::move(ahead_.launches), ahead_.slot, true);
+  remember_call(req, ahead_.res);
+  answer(req, out);
+}
+
+// A search queued ahead that no call takes up: its work finishes (it writes buffers and reads pictures that the
+// next call may reuse), and a growing reference not sent whole is not resident.
+void CudaSearch::discard_ahead() {
+  if (!ahead_.active) return;
+  ahead_.active = false;
+  if (failed_) return;
+  try {
+    CUDA_CHECK(cudaSetDevice(device_));
+    CallSlot& c = slots_[ahead_.slot];
+    for (size_t i = 0; i < ahead_.launches.size(); ++i) {
+      CUDA_CHECK(cudaEventSynchronize(done_event(c.done, i).get()));
+      if (ahead_.req.subpel_metric >= 0) CUDA_CHECK(cudaEventSynchronize(pool_event(c.tab, i).get()));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(copy_.get()));
+  } catch (const CudaError& e) {
+    fall_back(e);
+  }
 }
 
 // Why cudaGetDeviceCount failed, in the user's terms: the runtime says "driver version is insufficient" both when

@@ -241,7 +241,30 @@ class PictureIntegerSearch {
   // How many CPU threads search() may use where it runs on the CPU (the twin, or a GPU search's twin fallback): the
   // encoder passes its Threads. Same candidates at any count.
   virtual void set_threads(int threads) { (void)threads; }
+
+  // The picture boundary, pipelined: the next picture's search queued while the picture before it, its newest
+  // reference, is still being coded. `req` is that next request; its reference `growing` (an index into req.refs,
+  // named by an id >= 0) is final only in the rows reference_rows() has reported, and the producer starts the work
+  // whose reads lie in them. The next search() with an equal request (same_search_request) takes up this work, any
+  // other discards it; so does a later search_ahead(). Returns false where the producer does not pipeline (then
+  // nothing was queued). The current call's answer stays valid: the producer writes a row of the next answer only
+  // once the caller can no longer read that row of the current one, which reference_rows() implies (see there).
+  // Same candidates either way.
+  virtual bool search_ahead(const PictureSearchRequest& req, int growing) {
+    (void)req; (void)growing;
+    return false;
+  }
+  // Rows [0, rows) of the picture `id` (a search_ahead's growing reference) are final (deblocked). Reporting rows
+  // past the bottom of a band of macroblock rows tells the producer that the current call's answer is no longer read
+  // in that band: the caller reports a row only once its macroblock analysis has passed every row the reported rows'
+  // search windows cover. Calls are serialised by the caller; they may run beside wait_rows(), never beside
+  // search(), search_ahead() or preload(). preload() of the growing reference reports every row.
+  virtual void reference_rows(const Plane& plane, int id, int rows) { (void)plane; (void)id; (void)rows; }
 };
+
+// Whether two requests ask for the same search of the same pictures (the planes by address and id): what
+// search() compares a search_ahead() with.
+bool same_search_request(const PictureSearchRequest& a, const PictureSearchRequest& b);
 
 // Makes the picture-level search the encoder uses with GPUIntegerME = 1 (the driver passes gpu/'s factory, tests
 // may pass their own): tries `device`, and where it is not usable returns a fallback with *why set to a one-line

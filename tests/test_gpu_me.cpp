@@ -797,5 +797,92 @@ TEST_F(GpuMeCuda, PreloadedReferencesAreNotSentAgain) {
   expect_same_as_twin(s.req);
 }
 
+
+// The picture boundary, pipelined (PictureIntegerSearch::search_ahead): the next picture's search is queued while
+// the current answer is still being read and its newest reference still being coded. The rows of that reference
+// not reported yet hold other pixels here, so a band started before its rows were reported gives a wrong answer;
+// rows are reported only below the current answer's rows already read (the contract), and each of those rows must
+// still hold the current answer.
+TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
+  std::mt19937 rng(777);
+  for (int refs : {1, 2}) {
+    Scene a = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    Scene b = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    for (Scene* s : {&a, &b}) {
+      s->req.zero_copy = s->req.progressive = true;
+      s->req.subpel_metric = 2;
+      s->req.subpel_ranks = 2;
+    }
+    const int id = 10 * refs;  // ids name pixels: each round's pictures have their own
+    a.req.ref_ids = refs == 1 ? std::vector<int>{id} : std::vector<int>{id, id + 1};
+    b.req.ref_ids = refs == 1 ? std::vector<int>{id + 2} : std::vector<int>{id + 2, id};  // b's second: a's first
+    if (refs == 2) b.req.refs[1] = a.req.refs[0];
+    PictureCandidates want_a, want_b;
+    twin_.search(a.req, want_a);
+    twin_.search(b.req, want_b);
+    const Plane& real = *b.req.refs[0];
+    Plane growing;
+    growing.alloc(real.width, real.height, real.pad);
+    for (int y = 0; y < real.height; ++y)
+      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real.at(x, y));
+    PictureSearchRequest ahead = b.req;
+    ahead.refs[0] = &growing;
+
+    PictureCandidates got_a, got_b;
+    search_->search(a.req, got_a);
+    ASSERT_TRUE(search_->search_ahead(ahead, 0)) << "refs " << refs;
+    const PictureCandidates& read_a = got_a;
+    for (int row = 0; row < a.req.mb_height; ++row) {
+      search_->wait_rows(row + 1);
+      for (int r = 0; r < refs; ++r)
+        for (int mb = row * a.req.mb_width; mb < (row + 1) * a.req.mb_width; ++mb) {
+          for (int p = 0; p < kNumPartitions; ++p)
+            for (int i = 0; i < a.req.top_k; ++i) {
+              const Candidate x = read_a.at(r, mb, p)[i], y = want_a.at(r, mb, p)[i];
+              ASSERT_TRUE(x.mv == y.mv && x.sad == y.sad) << "refs " << refs << " ref " << r << " mb " << mb;
+            }
+          for (int k = 0; k < a.req.subpel_ranks; ++k)
+            ASSERT_TRUE(same_tables(read_a.subpel_at(r, mb, k), want_a.subpel_at(r, mb, k), 1)) << "mb " << mb;
+        }
+      // Rows of the growing reference become final; every third row they are reported (as the wavefront does,
+      // in steps), never beyond the current answer's rows read.
+      const int final_rows = std::min(real.height, 16 * (row + 1) - 3);
+      for (int y = std::max(0, final_rows - 16); y < final_rows; ++y)
+        for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+      if (row % 3 == 2) search_->reference_rows(growing, id + 2, final_rows);
+    }
+    for (int y = 0; y < real.height; ++y)
+      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+    search_->preload(growing, id + 2);  // the last rows, as the encoder sends a finished reconstruction
+    search_->search(ahead, got_b);
+    search_->wait_rows(ahead.mb_height);
+    EXPECT_TRUE(same_candidates(got_b, want_b)) << "refs " << refs;
+    const PictureCandidates& read_b = got_b;
+    for (int r = 0; r < refs; ++r)
+      for (int mb = 0; mb < ahead.mb_width * ahead.mb_height; ++mb)
+        for (int k = 0; k < ahead.subpel_ranks; ++k)
+          ASSERT_TRUE(same_tables(read_b.subpel_at(r, mb, k), want_b.subpel_at(r, mb, k), 1)) << "refs " << refs << " mb " << mb;
+  }
+  // A search queued ahead that the next call does not ask for is dropped: that call answers its own request, and
+  // the growing reference, never reported whole, is not taken for resident later.
+  Scene c = make_scene(6, 5, 1, 8, 4, rng), d = make_scene(6, 5, 1, 8, 4, rng);
+  for (Scene* s : {&c, &d}) s->req.zero_copy = s->req.progressive = true;
+  c.req.ref_ids = {50};
+  d.req.ref_ids = {51};
+  PictureCandidates got_c, got_d, want_d;
+  search_->search(c.req, got_c);
+  search_->wait_rows(c.req.mb_height);
+  ASSERT_TRUE(search_->search_ahead(d.req, 0));
+  search_->reference_rows(*d.req.refs[0], 51, 40);
+  Scene e = make_scene(6, 5, 1, 8, 4, rng);
+  e.req.ref_ids = {51};  // the id of d's growing reference, with other pixels: must be sent, not found resident
+  e.req.zero_copy = e.req.progressive = true;
+  PictureCandidates got_e, want_e;
+  search_->search(e.req, got_e);
+  search_->wait_rows(e.req.mb_height);
+  twin_.search(e.req, want_e);
+  EXPECT_TRUE(same_candidates(got_e, want_e));
+}
+
 }  // namespace
 }  // namespace gme

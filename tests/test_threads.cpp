@@ -9,6 +9,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -385,6 +387,136 @@ TEST_P(ThreadedEncode, SameBytesAsTheInOrderLoopAtEveryThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, ThreadedEncode, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<EncodeCase>& i) { return std::string(i.param.name); });
+
+// ---- The picture boundary, pipelined ------------------------------------------------------------------------
+// A picture-level search that takes searches queued ahead as a GPU does (it runs beside the CPU), answering from the
+// twin, and checks what the encoder tells it: each search queued ahead is the request the next picture makes; the
+// rows of its growing reference are reported in order, one report at a time, and every row reported holds then
+// what the finished reconstruction holds.
+struct ProbeCounts {
+  int queued = 0, taken = 0, dropped = 0, incomplete = 0, rows_changed = 0, early = 0;
+  std::atomic<int> stray{0}, shrinking{0}, overlapping{0};
+};
+
+class PipelineProbe final : public PictureIntegerSearch {
+ public:
+  PipelineProbe(const DspFuncs& dsp, ProbeCounts& counts) : twin_(make_picture_search_twin(dsp)), c_(counts) {}
+  void search(const PictureSearchRequest& req, PictureCandidates& out) override {
+    if (ahead_) {
+      if (same_search_request(ahead_req_, req)) {
+        ++c_.taken;
+        const Plane& ref = *req.refs[0];
+        if (reported_ != ref.height) ++c_.incomplete;
+        for (int y = 0; y < reported_; ++y)
+          if (std::memcmp(snapshot_.data() + static_cast<size_t>(y) * ref.width, ref.row(y), static_cast<size_t>(ref.width)) != 0)
+            ++c_.rows_changed;
+      } else {
+        ++c_.dropped;
+      }
+      ahead_ = false;
+    }
+    twin_->search(req, out);
+  }
+  const char* name() const override { return "pipeline-probe"; }
+  bool runs_beside_cpu() const override { return true; }
+  bool search_ahead(const PictureSearchRequest& req, int growing) override {
+    if (ahead_) ++c_.dropped;
+    ahead_ = true;
+    ahead_req_ = req;
+    growing_ = growing;
+    growing_id_ = req.ref_ids.at(static_cast<size_t>(growing));
+    const Plane& g = *req.refs[static_cast<size_t>(growing)];
+    snapshot_.assign(static_cast<size_t>(g.width) * g.height, 0);
+    reported_ = 0;
+    ++c_.queued;
+    return true;
+  }
+  void reference_rows(const Plane& plane, int id, int rows) override {
+    if (busy_.exchange(true)) ++c_.overlapping;
+    if (!ahead_ || id != growing_id_ || &plane != ahead_req_.refs[static_cast<size_t>(growing_)]) {
+      ++c_.stray;
+    } else if (rows < reported_) {
+      ++c_.shrinking;
+    } else {
+      for (int y = reported_; y < rows; ++y)
+        std::memcpy(snapshot_.data() + static_cast<size_t>(y) * plane.width, plane.row(y), static_cast<size_t>(plane.width));
+      if (rows < plane.height) ++c_.early;
+      reported_ = rows;
+    }
+    busy_.store(false);
+  }
+  void preload(const Plane& plane, int id) override {
+    if (ahead_ && id == growing_id_) reference_rows(plane, id, plane.height);
+  }
+
+ private:
+  std::unique_ptr<PictureIntegerSearch> twin_;
+  ProbeCounts& c_;
+  bool ahead_ = false;
+  PictureSearchRequest ahead_req_;
+  int growing_ = 0, growing_id_ = -1, reported_ = 0;
+  std::vector<uint8_t> snapshot_;
+  std::atomic<bool> busy_{false};
+};
+
+// encode() with the probe and each picture's successor handed to encode_picture, as the Encoder queue does when
+// it holds the next frame.
+Encoded encode_with_next(EncoderParams p, int threads, ProbeCounts* counts) {
+  p.threads = threads;
+  EncoderState s;
+  init_encoder_state(s, p, [counts](int, const DspFuncs& dsp, std::string* why) {
+    if (why) why->clear();
+    return std::unique_ptr<PictureIntegerSearch>(std::make_unique<PipelineProbe>(dsp, *counts));
+  });
+  std::vector<Frame> frames;
+  for (int n = 0; n < p.frames_to_encode; ++n) frames.push_back(test_frame(p.source_width, p.source_height, n));
+  Encoded out;
+  for (int n = 0; n < p.frames_to_encode; ++n) {
+    std::vector<uint8_t> bytes;
+    const Frame* next = n + 1 < p.frames_to_encode ? &frames[static_cast<size_t>(n) + 1] : nullptr;
+    out.results.push_back(encode_picture(s, frames[static_cast<size_t>(n)], bytes, next));
+    out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
+    std::vector<uint8_t> r;
+    for (const Plane& pl : s.rec->plane) r.insert(r.end(), pl.storage.begin(), pl.storage.end());
+    out.recon.push_back(std::move(r));
+    out.mbs.push_back(s.mbs);
+  }
+  return out;
+}
+
+TEST(Threads, NextPictureSearchStartsOnDeblockedRows) {
+  // Pictures 0 and 4 are I; the search starts at picture 1. Queued ahead: during 1 (for 2), 2 (for 3) and 4 (for
+  // 5); not for 4 (an I picture) nor after the last. Two references from picture 3 on.
+  EncoderParams p = base(208, 144, 6);
+  p.gpu_integer_me = 1;
+  p.intra_period = 4;
+  p.num_ref_frames = 2;
+  p.gpu_subpel_distortion = 0;  // no sub-pel tables: the twin would compute them, for no decision of their own
+  const Encoded serial = encode(p, 1);
+  for (int threads : {1, 4}) {
+    ProbeCounts counts;
+    ProbeCounts* probe = &counts;
+    const Encoded got = encode_with_next(p, threads, probe);
+    const std::string what = std::to_string(threads) + " threads";
+    expect_same_encode(serial, got, what);
+    EXPECT_EQ(probe->queued, 3) << what;
+    EXPECT_EQ(probe->taken, 3) << what;
+    EXPECT_EQ(probe->dropped, 0) << what;
+    EXPECT_EQ(probe->incomplete, 0) << what << ": the reference's last rows were not reported";
+    EXPECT_EQ(probe->rows_changed, 0) << what << ": rows reported final changed afterwards";
+    EXPECT_EQ(probe->stray.load(), 0) << what;
+    EXPECT_EQ(probe->shrinking.load(), 0) << what;
+    EXPECT_EQ(probe->overlapping.load(), 0) << what;
+    if (threads > 1) {
+      EXPECT_GT(probe->early, 0) << what << ": no rows reported while the picture was coded";
+    }
+  }
+  // GPUSearchCenter = 1 centres the next picture's windows on this picture's vectors: nothing is queued ahead.
+  p.gpu_search_center = 1;
+  ProbeCounts counts;
+  expect_same_encode(encode(p, 1), encode_with_next(p, 4, &counts), "GPUSearchCenter 1");
+  EXPECT_EQ(counts.queued, 0);
+}
 
 // Through the Encoder queue, with the GPU twin starting on its background thread while I pictures may be coded
 // ahead of their turn: the same stream at 1 and 4 threads.

@@ -8,7 +8,8 @@ milliseconds of each step of the encoder's picture loop (encoder/picture.cpp) an
 answer (one waiter at a time; the other workers go on meanwhile, unless they need the same rows):
   setup        picture start -> search call (reconstruction buffer, parameter sets, reference planes' buffers)
   search_call  the picture-level search call (GPU: staging and launches; it returns before the kernels end)
-  planes       search returned -> macroblock rows start (the references' half-pel planes, on every worker)
+  planes       search returned -> macroblock rows start (the references' half-pel planes, on every worker, beside
+               queueing the next picture's search ahead where the encoder does: step search_ahead)
   rows         the macroblock rows, deblocking and slices (the wavefront)
   reference    borders extended, reconstruction sent to the GPU
   gap          to the next picture's start (the Encoder queue: the driver's picture, the next source frame)
