@@ -51,7 +51,9 @@ struct Encoder::Impl {
   // ---- One thread (Threads = 1): everything happens in push() and flush(), on the caller's thread.
 
   // Codes held pictures in order as far as possible without waiting for the GPU start-up (unless draining). While
-  // the next one would wait, the held I pictures are coded ahead, and more input is accepted until the limit.
+  // the next one would wait, the held I pictures are coded ahead, and more input is accepted until the limit. With
+  // a GPU search, a picture is coded once the next one is pushed (or at the end of input), so the next picture's
+  // search starts while it is coded (encode_picture's `next`) whatever the clip's length: one picture of latency.
   void pump(bool draining) {
     while (!held.empty()) {
       if (!draining && next_picture_waits_for_gpu(state)) {
@@ -59,6 +61,7 @@ struct Encoder::Impl {
           encode_picture_ahead(state, a, *held[static_cast<size_t>(a - state.coded)].frame);
         if (held.size() < held_limit()) return;
       }
+      if (!draining && held.size() < 2 && state.picture_search && state.picture_search->runs_beside_cpu()) return;
       Held h = std::move(held.front());
       held.pop_front();
       done.push_back(code(std::move(h), next_held()));

@@ -114,7 +114,8 @@ class Encoder {
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
 
-  // The next picture (coded size: padded to multiples of 16 by the reader). Codes what can be coded now.
+  // The next picture (coded size: padded to multiples of 16 by the reader). Codes what can be coded now; with a GPU
+  // search that is up to the picture before this one (its successor's search starts while it is coded).
   void push(Frame src, int64_t user_index);
   // The next coded picture in order, if one is ready: false when none is (yet).
   bool pull(EncodedPicture* out);

@@ -518,6 +518,43 @@ TEST(Threads, NextPictureSearchStartsOnDeblockedRows) {
   EXPECT_EQ(counts.queued, 0);
 }
 
+// Through the Encoder queue on one thread: with a search that runs beside the CPU, push() codes a picture once its
+// successor is pushed, so the successor's search is queued ahead however long the clip (not only while frames are
+// held for the start-up); flush() codes the last. Same stream as the plain twin's.
+TEST(Threads, EncoderQueueHoldsOnePictureForTheNextSearch) {
+  EncoderParams p = base(208, 144, 6);
+  p.gpu_integer_me = 1;
+  p.intra_period = 4;
+  p.gpu_subpel_distortion = 0;
+  p.threads = 1;
+  const Encoded serial = encode(p, 1);
+  ProbeCounts counts;
+  Encoder enc(p, [&counts](int, const DspFuncs& dsp, std::string* why) {
+    if (why) why->clear();
+    return std::unique_ptr<PictureIntegerSearch>(std::make_unique<PipelineProbe>(dsp, counts));
+  });
+  EXPECT_EQ(enc.integer_me_path(), "gpu: pipeline-probe");  // waits for the start-up: no picture is held for it
+  std::vector<uint8_t> stream;
+  EncodedPicture e;
+  for (int n = 0; n < p.frames_to_encode; ++n) {
+    enc.push(test_frame(p.source_width, p.source_height, n), n);
+    if (n > 0) {
+      ASSERT_TRUE(enc.pull(&e)) << "picture " << n - 1 << " is coded once picture " << n << " is pushed";
+      EXPECT_EQ(e.user_index, n - 1);
+      stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
+    }
+    EXPECT_FALSE(enc.pull(&e)) << "picture " << n << " waits for its successor";
+  }
+  enc.flush();
+  while (enc.pull(&e)) stream.insert(stream.end(), e.bytes.begin(), e.bytes.end());
+  EXPECT_TRUE(stream == serial.bytes);
+  // Queued during pictures 0 (for 1), 1, 2 and 4 (for 5); not during 3 (4 is an I picture) nor the last.
+  EXPECT_EQ(counts.queued, 4);
+  EXPECT_EQ(counts.taken, counts.queued);
+  EXPECT_EQ(counts.dropped, 0);
+  EXPECT_EQ(counts.rows_changed, 0);
+}
+
 // Through the Encoder queue, with the GPU twin starting on its background thread while I pictures may be coded
 // ahead of their turn: the same stream at 1 and 4 threads.
 TEST(Threads, EncoderQueueGivesTheSameStream) {
