@@ -540,6 +540,24 @@ TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
     EXPECT_LE(geometry(range).smem, 233472u / kMinBlocksPerSm - 1024) << range;
 }
 
+// Macroblock row `row` of a progressive answer (every reference: candidates and sub-pel tables) against the twin's.
+::testing::AssertionResult same_row(const PictureCandidates& got, const PictureCandidates& want,
+                                    const PictureSearchRequest& req, int row) {
+  for (int r = 0; r < static_cast<int>(req.refs.size()); ++r)
+    for (int mb = row * req.mb_width; mb < (row + 1) * req.mb_width; ++mb) {
+      for (int p = 0; p < kNumPartitions; ++p)
+        for (int i = 0; i < req.top_k; ++i) {
+          const Candidate x = got.at(r, mb, p)[i], y = want.at(r, mb, p)[i];
+          if (!(x.mv == y.mv && x.sad == y.sad))
+            return ::testing::AssertionFailure() << "ref " << r << " mb " << mb << " part " << p << " rank " << i;
+        }
+      for (int k = 0; k < (req.subpel_metric >= 0 ? req.subpel_ranks : 0); ++k)
+        if (!same_tables(got.subpel_at(r, mb, k), want.subpel_at(r, mb, k), 1))
+          return ::testing::AssertionFailure() << "ref " << r << " mb " << mb << " tables of rank " << k;
+    }
+  return ::testing::AssertionSuccess();
+}
+
 // ---- CUDA against the twin (needs a device) -----------------------------------------------------------------------
 class GpuMeCuda : public ::testing::Test {
  protected:
@@ -650,16 +668,7 @@ TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
         EXPECT_GE(now, ready);
         ready = now;
       }
-      for (int r = 0; r < refs; ++r)
-        for (int mb = row * s.req.mb_width; mb < (row + 1) * s.req.mb_width; ++mb) {
-          for (int p = 0; p < kNumPartitions; ++p)
-            for (int i = 0; i < s.req.top_k; ++i) {
-              const Candidate x = got.at(r, mb, p)[i], y = want.at(r, mb, p)[i];
-              ASSERT_TRUE(x.mv == y.mv && x.sad == y.sad) << "ref " << r << " mb " << mb << " part " << p;
-            }
-          for (int k = 0; k < s.req.subpel_ranks; ++k)
-            ASSERT_TRUE(same_tables(got.subpel_at(r, mb, k), want.subpel_at(r, mb, k), 1)) << "mb " << mb;
-        }
+      ASSERT_TRUE(same_row(got, want, s.req, row)) << "row " << row;
     }
     EXPECT_GE(search_->wait_rows(s.req.mb_height), s.req.mb_height);
   }
@@ -834,16 +843,7 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
     const PictureCandidates& read_a = got_a;
     for (int row = 0; row < a.req.mb_height; ++row) {
       search_->wait_rows(row + 1);
-      for (int r = 0; r < refs; ++r)
-        for (int mb = row * a.req.mb_width; mb < (row + 1) * a.req.mb_width; ++mb) {
-          for (int p = 0; p < kNumPartitions; ++p)
-            for (int i = 0; i < a.req.top_k; ++i) {
-              const Candidate x = read_a.at(r, mb, p)[i], y = want_a.at(r, mb, p)[i];
-              ASSERT_TRUE(x.mv == y.mv && x.sad == y.sad) << "refs " << refs << " ref " << r << " mb " << mb;
-            }
-          for (int k = 0; k < a.req.subpel_ranks; ++k)
-            ASSERT_TRUE(same_tables(read_a.subpel_at(r, mb, k), want_a.subpel_at(r, mb, k), 1)) << "mb " << mb;
-        }
+      ASSERT_TRUE(same_row(read_a, want_a, a.req, row)) << "refs " << refs << " row " << row;
       // Rows of the growing reference become final; every third row they are reported (as the wavefront does,
       // in steps), never beyond the current answer's rows read.
       const int final_rows = std::min(real.height, 16 * (row + 1) - 3);
@@ -856,12 +856,9 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
     search_->preload(growing, id + 2);  // the last rows, as the encoder sends a finished reconstruction
     search_->search(ahead, got_b);
     search_->wait_rows(ahead.mb_height);
-    EXPECT_TRUE(same_candidates(got_b, want_b)) << "refs " << refs;
     const PictureCandidates& read_b = got_b;
-    for (int r = 0; r < refs; ++r)
-      for (int mb = 0; mb < ahead.mb_width * ahead.mb_height; ++mb)
-        for (int k = 0; k < ahead.subpel_ranks; ++k)
-          ASSERT_TRUE(same_tables(read_b.subpel_at(r, mb, k), want_b.subpel_at(r, mb, k), 1)) << "refs " << refs << " mb " << mb;
+    for (int row = 0; row < ahead.mb_height; ++row)
+      ASSERT_TRUE(same_row(read_b, want_b, ahead, row)) << "refs " << refs << " row " << row;
   }
   // A search queued ahead that the next call does not ask for is dropped: that call answers its own request, and
   // the growing reference, never reported whole, is not taken for resident later.

@@ -239,6 +239,16 @@ struct Encoded {
   std::vector<PictureResult> results;
 };
 
+// Adds a coded picture (its result, bytes, and the state's reconstruction and macroblocks) to `out`.
+void add_picture(Encoded& out, const PictureResult& result, const std::vector<uint8_t>& bytes, const EncoderState& s) {
+  out.results.push_back(result);
+  out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
+  std::vector<uint8_t> r;
+  for (const Plane& pl : s.rec->plane) r.insert(r.end(), pl.storage.begin(), pl.storage.end());
+  out.recon.push_back(std::move(r));
+  out.mbs.push_back(s.mbs);
+}
+
 // Encodes p.frames_to_encode test frames at `threads` threads; in_order: the in-order loop (one macroblock after
 // another, as before threads), the reference.
 Encoded encode(EncoderParams p, int threads, bool in_order = false) {
@@ -249,12 +259,8 @@ Encoded encode(EncoderParams p, int threads, bool in_order = false) {
   Encoded out;
   for (int n = 0; n < p.frames_to_encode; ++n) {
     std::vector<uint8_t> bytes;
-    out.results.push_back(encode_picture(s, test_frame(p.source_width, p.source_height, n), bytes));
-    out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
-    std::vector<uint8_t> r;
-    for (const Plane& pl : s.rec->plane) r.insert(r.end(), pl.storage.begin(), pl.storage.end());
-    out.recon.push_back(std::move(r));
-    out.mbs.push_back(s.mbs);
+    const PictureResult r = encode_picture(s, test_frame(p.source_width, p.source_height, n), bytes);
+    add_picture(out, r, bytes, s);
   }
   return out;
 }
@@ -474,12 +480,8 @@ Encoded encode_with_next(EncoderParams p, int threads, ProbeCounts* counts) {
   for (int n = 0; n < p.frames_to_encode; ++n) {
     std::vector<uint8_t> bytes;
     const Frame* next = n + 1 < p.frames_to_encode ? &frames[static_cast<size_t>(n) + 1] : nullptr;
-    out.results.push_back(encode_picture(s, frames[static_cast<size_t>(n)], bytes, next));
-    out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
-    std::vector<uint8_t> r;
-    for (const Plane& pl : s.rec->plane) r.insert(r.end(), pl.storage.begin(), pl.storage.end());
-    out.recon.push_back(std::move(r));
-    out.mbs.push_back(s.mbs);
+    const PictureResult r = encode_picture(s, frames[static_cast<size_t>(n)], bytes, next);
+    add_picture(out, r, bytes, s);
   }
   return out;
 }
