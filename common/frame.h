@@ -21,12 +21,21 @@ struct Plane {
   std::vector<uint8_t> storage;
 
   void alloc(int w, int h, int border);
+  // The same geometry as alloc(), keeping the samples when the storage already has that size: for a buffer whose
+  // every sample, border included, is written before it is read (a reconstruction: its macroblocks, then
+  // extend_borders), where clearing would be a pass over the picture for nothing.
+  void reshape(int w, int h, int border);
   uint8_t* row(int y) { return storage.data() + static_cast<size_t>(y + pad) * stride + pad; }
   const uint8_t* row(int y) const { return storage.data() + static_cast<size_t>(y + pad) * stride + pad; }
   uint8_t* at(int x, int y) { return row(y) + x; }
   const uint8_t* at(int x, int y) const { return row(y) + x; }
   // Replicates the outermost picture samples into the border (call after the picture is final, i.e. deblocked).
   void extend_borders();
+  // The same in pieces, for a picture that becomes final from the top down: the left and right borders of rows
+  // [y0, y1), and the top or bottom border from the first or last row (each once that row is final).
+  void extend_sides(int y0, int y1);
+  void extend_top();
+  void extend_bottom();
 };
 
 struct HalfpelPlanes;  // common/halfpel.h
@@ -48,6 +57,7 @@ struct Frame {
   std::shared_ptr<const HalfpelPlanes> halfpel;
 
   void alloc(int coded_w, int coded_h, int visible_w, int visible_h);
+  void reshape(int coded_w, int coded_h, int visible_w, int visible_h);  // Plane::reshape's contract
   void extend_borders() { for (Plane& p : plane) p.extend_borders(); }
   Plane& y() { return plane[0]; }
   const Plane& y() const { return plane[0]; }

@@ -331,8 +331,9 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   }
   res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
 
-  std::shared_ptr<Frame> rec = s.frame_pool.take();  // alloc() clears a recycled picture's samples
-  rec->alloc(src.width, src.height, p.source_width, p.source_height);
+  // A recycled picture keeps its samples: the macroblocks write every one, and the borders follow from them.
+  std::shared_ptr<Frame> rec = s.frame_pool.take();
+  rec->reshape(src.width, src.height, p.source_width, p.source_height);
   rec->frame_num = pp.frame_num;
   rec->poc = pp.poc;
   rec->id = s.next_frame_id++;
@@ -357,10 +358,9 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     planes_job.get();
     planes_seconds = seconds_since(t_hp);
   }
-  std::unique_ptr<FinalRowsReporter> final_rows;
-  if (queued_next) final_rows = std::make_unique<FinalRowsReporter>(*s.picture_search, rec->plane[0], rec->id, s.mb_h);
+  FinalRows final_rows(*rec, s.mb_h, queued_next ? s.picture_search.get() : nullptr);
   picture_trace("rows_start", pp.index);  // references' planes built, search call returned
-  s.final_rows = final_rows.get();
+  s.final_rows = &final_rows;
   SliceLoopStats st;
   try {
     st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
@@ -387,7 +387,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   }
   for (int i = 0; i < 9; ++i) res.mb_counts[i] = st.mb_counts[i];
 
-  rec->extend_borders();
+  if (!final_rows.borders_extended()) rec->extend_borders();  // loops that deblock after the rows
   if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now
     const auto t_pre = Clock::now();
     s.picture_search->preload(rec->plane[0], rec->id);

@@ -91,9 +91,8 @@ struct EncoderState {
   std::string me_path = "none";
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
-  // While a picture is coded with the next one's search queued ahead: where the wavefront reports its deblocked
-  // rows (nullptr otherwise).
-  FinalRowsReporter* final_rows = nullptr;
+  // While a picture is coded: where the wavefront reports its deblocked rows (encoder/final_rows.h).
+  FinalRows* final_rows = nullptr;
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
   // Reconstructions and half-pel planes come back here when their last holder (the reference list, the driver's
   // EncodedPicture) lets go, for the next pictures: the page faults of fresh ones cost more than building them. A

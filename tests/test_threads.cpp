@@ -23,6 +23,7 @@
 #include "common/dsp.h"
 #include "common/frame.h"
 #include "encoder/encoder.h"
+#include "encoder/final_rows.h"
 #include "encoder/params.h"
 #include "encoder/picture.h"
 #include "encoder/slice.h"
@@ -163,6 +164,40 @@ void random_picture(std::mt19937& rng, int mbw, int mbh, Frame* f, std::vector<M
     }
     for (MV& v : m.mv) v = m.is_intra() ? MV() : MV(static_cast<int>(rng() % 9) - 4, static_cast<int>(rng() % 9) - 4);
   }
+}
+
+// The reconstruction's borders, extended row by row as the wavefront deblocks (encoder/final_rows.h): a row's
+// sides only once the row is final (the row below still changes the last 3 luma rows and the last chroma row of
+// the one above), and in the end the same border as extend_borders() gives.
+TEST(Threads, FinalRowsExtendTheBordersOfFinalRowsOnly) {
+  const int mb_h = 4;
+  Frame f;
+  f.alloc(48, 16 * mb_h, 48, 16 * mb_h);
+  std::mt19937 rng(7);
+  for (Plane& p : f.plane)
+    for (uint8_t& v : p.storage) v = static_cast<uint8_t>(rng());
+  const Frame before = f;
+  Frame expected = f;
+  expected.extend_borders();
+  const auto same_row = [](const Plane& a, const Plane& b, int y) {
+    return std::memcmp(a.row(y) - a.pad, b.row(y) - b.pad, static_cast<size_t>(a.stride)) == 0;
+  };
+  FinalRows rows(f, mb_h, nullptr);
+  for (int y = 0; y < mb_h; ++y) {
+    EXPECT_FALSE(rows.borders_extended());
+    rows.row_deblocked(y);
+    for (int c = 0; c < 3; ++c) {
+      const Plane& p = f.plane[c];
+      const int unit = c == 0 ? 16 : 8, unfinished = c == 0 ? 3 : 1;
+      const int final_rows = y == mb_h - 1 ? p.height : unit * (y + 1) - unfinished;
+      for (int r = -p.pad; r < final_rows; ++r)
+        ASSERT_TRUE(same_row(p, expected.plane[c], r)) << "plane " << c << " row " << r << " after mb row " << y;
+      for (int r = final_rows; y < mb_h - 1 && r < p.height + p.pad; ++r)
+        ASSERT_TRUE(same_row(p, before.plane[c], r)) << "plane " << c << " row " << r << " touched after mb row " << y;
+    }
+  }
+  EXPECT_TRUE(rows.borders_extended());
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(f.plane[c].storage, expected.plane[c].storage) << "plane " << c;
 }
 
 // MacroblockDeblocker in another order than raster (anti-diagonals, as a wavefront with a lag of two filters them)
