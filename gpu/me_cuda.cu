@@ -212,6 +212,10 @@ class CudaSearch final : public GpuPictureSearch {
     std::vector<Launch> launches;
     int growing = 0, growing_id = -1, height = 0;
     int rows_sent = 0;           // of the growing reference, on the copy stream
+    // The current picture, when not resident: staged and sent band by band as the bands launch, so the copy runs
+    // on the threads that report rows instead of before the caller's macroblock rows start.
+    bool cur_by_band = false;
+    int cur_id = -1, cur_rows_sent = 0;
     bool rows_event = false;     // ahead_rows_ recorded for this search
     int next_band = 0;           // the first band not launched
     LastCall before;             // the call whose answer the buffers hold meanwhile
@@ -240,6 +244,7 @@ class CudaSearch final : public GpuPictureSearch {
   // up in search(), and giving it up.
   void launch_ahead_bands();
   void send_ahead_rows(const Plane& plane, int rows);
+  void send_ahead_current(int rows);
   void adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out);
   void discard_ahead();
 
@@ -747,7 +752,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
 
 // ---- A search queued ahead -----------------------------------------------------------------------------------
 // It runs beside the call whose answer the buffers hold (last_): in the other call slot, on pictures that call does
-// not use (the current one sent whole at once, the growing reference row by row), and a band of it writes the
+// not use (the current one and the growing reference sent as the bands launch), and a band of it writes the
 // answer's buffers only after last_'s work on that band, on the device, and once the caller reported rows that
 // imply its macroblock loop left that band (reference_rows).
 bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
@@ -785,10 +790,10 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
       a.res.in_use.push_back(r);
       return !pending.empty();
     };
-    if (take(*req.cur, req.cur_id)) {
-      stage_rows(*a.res.in_use[0], *req.cur, 0, req.cur->height);
-      send_rows(*a.res.in_use[0], 0, req.cur->height);
-      a.res.refs_sent = true;
+    if (take(*req.cur, req.cur_id)) {  // sent band by band (send_ahead_current); not resident until whole
+      a.cur_by_band = true;
+      a.cur_id = req.cur_id;
+      a.res.in_use[0]->id = -1;
     }
     a.growing = growing;
     a.growing_id = req.ref_ids[static_cast<size_t>(growing)];
@@ -868,6 +873,19 @@ void CudaSearch::send_ahead_rows(const Plane& plane, int rows) {
   }
 }
 
+// The current picture's rows [cur_rows_sent, rows): the kernels and tables of the bands launched after this wait
+// for them through ahead_rows_, as for the growing reference's.
+void CudaSearch::send_ahead_current(int rows) {
+  if (rows <= ahead_.cur_rows_sent) return;
+  Resident& r = *ahead_.res.in_use[0];
+  stage_rows(r, *ahead_.req.cur, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
+  send_rows(r, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
+  CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
+  ahead_.rows_event = true;
+  ahead_.cur_rows_sent = rows;
+  if (rows == r.height) r.id = ahead_.cur_id;  // resident from now on
+}
+
 // Each band whose rows are sent: its integer kernels after those rows, the pictures sent whole, and the previous
 // call's work on the same band (which read and download the buffers this band writes); then its tables.
 void CudaSearch::launch_ahead_bands() {
@@ -875,6 +893,7 @@ void CudaSearch::launch_ahead_bands() {
   CallSlot& c = slots_[ahead_.slot];
   while (ahead_.next_band < bands && ahead_.need[ahead_.next_band] <= ahead_.rows_sent) {
     const int b = ahead_.next_band++;
+    if (ahead_.cur_by_band) send_ahead_current(16 * ahead_.band_start[b + 1]);
     std::vector<cudaEvent_t> waits;
     if (ahead_.res.refs_sent) waits.push_back(c.refs.get());
     if (ahead_.rows_event) waits.push_back(ahead_rows_.get());

@@ -249,6 +249,7 @@ class PictureIntegerSearch {
   // other discards it; so does a later search_ahead(). Returns false where the producer does not pipeline (then
   // nothing was queued). The current call's answer stays valid: the producer writes a row of the next answer only
   // once the caller can no longer read that row of the current one, which reference_rows() implies (see there).
+  // The producer may read req.cur until the search is taken up or discarded: it must stay as it is till then.
   // Same candidates either way.
   virtual bool search_ahead(const PictureSearchRequest& req, int growing) {
     (void)req; (void)growing;
