@@ -17,6 +17,7 @@
 # (tools/picture_timeline.py: the pictures after the third), the firmer figure. x = the rate before it / the same
 # rate at 1 thread. "same" checks that gme264's stream is byte-identical at every thread count (per run, size and
 # QP).
+# The host's own ceiling at the same counts comes first (bin/cpu_ceiling, tools/cpu_ceiling_main.cpp).
 # Needs bin/lencod (make) and the clips of sequences/make_clips.sh (the .yuv.gz are decompressed to /tmp first:
 # inflating a 1080p picture costs more than coding it with 16 threads).
 set -uo pipefail
@@ -44,6 +45,11 @@ else
 fi
 say "gme264: $(git describe --always --dirty 2>/dev/null || echo unknown)"
 say "times: the best of $rounds run(s) each (ROUNDS)"
+# What the host allows: clocks that drop as more cores run, and logical CPUs that share a core (a VM may not say).
+if [ -x bin/cpu_ceiling ]; then
+  say "host ceiling (bin/cpu_ceiling: each thread an independent register-only loop; no encode can scale more):"
+  bin/cpu_ceiling --threads "$threads" | tail -n +3 | sed 's/^/  threads /' | tee -a "$report"
+fi
 
 # ---- x264: the library's own driver on raw input (tools/x264_raw_bench.cpp), or an x264 on the PATH.
 x264_cmd=""
