@@ -15,7 +15,8 @@
 //   answer           views of the page-locked buffers; the caller waits for rows as it reaches them
 //                    (wait_rows), or the call completes here and copies out
 // Any request the contract allows takes this path; the encoder's (references resident, zero copy, progressive) is
-// the one it is built for. A CUDA error switches the object to the twin for good (same candidates).
+// the one it is built for. A CUDA error switches the object to the twin for good (same candidates). The class is
+// declared in gpu/cuda_search.h; a search queued ahead of its picture is in gpu/me_cuda_ahead.cu.
 #include "gpu/me_cuda.h"
 
 #include <cuda_runtime.h>
@@ -37,6 +38,7 @@
 #include "common/frame.h"
 #include "common/version.h"
 #include "gpu/cuda_resources.h"
+#include "gpu/cuda_search.h"
 #include "gpu/me_cuda_kernel.cuh"  // kernel, geometry, KernelArgs (also compiled on the host by tests)
 #include "gpu/me_twin.h"
 #include "gpu/subpel_kernel.cuh"  // sub-pel tables (also compiled on the host by tests)
@@ -44,23 +46,6 @@
 namespace gme {
 
 namespace {
-
-// GME_CUDA_TRACE=1: the start-up steps' times on stderr (what an encode's first P picture waits for).
-class StartupTrace {
- public:
-  StartupTrace() : on_(std::getenv("GME_CUDA_TRACE") != nullptr), t_(std::chrono::steady_clock::now()) {}
-  void step(const char* what) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "gme: CUDA start-up: %-40s %8.1f ms\n", what,
-                 std::chrono::duration<double, std::milli>(now - t_).count());
-    t_ = now;
-  }
-
- private:
-  bool on_;
-  std::chrono::steady_clock::time_point t_;
-};
 
 using KernelFn = void (*)(KernelArgs);
 const KernelFn kKernels[kGpuMaxTopK] = {
@@ -98,208 +83,9 @@ std::string unusable_device_reason(int device, const cudaDeviceProp& prop) {
   return "";
 }
 
-// ---- Bands ------------------------------------------------------------------------------------------------------
-// The picture is cut into bands of macroblock rows, each launched as soon as its rows of the current picture are
-// staged. A band's last blocks leave SMs idle while other bands' blocks are still queued behind earlier ones, so
-// small pictures gain less from starting early than they lose there: a band has at least kBandMbs macroblocks,
-// there are 2 bands at least (the first starts on the first rows staged) and kBands at most (4 at 640x480, 8 at
-// 1080p). kStreams compute streams, so 1080p's 8 bands never queue behind one another.
-constexpr int kStreams = 8;
-constexpr int kBands = 8;
-constexpr int kBandMbs = 300;
-int bands_for(int num_mbs) { return std::clamp(num_mbs / kBandMbs, 2, kBands); }
-// Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
-// the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts after fewer staged rows, and the
-// GPU fills while the host stages the next band (1080p: 3/10/10/10/10/10/10/5 rows). Bands of 300 macroblocks
-// (640x480: 8/8/8/6 rows) are not split: there the smaller first band makes the later ones end later.
-constexpr int kFirstBandDiv = 3;
-constexpr int kFirstBandSplitMbs = 600;
+}  // namespace
 
-// Macroblock row where each of `bands` bands starts, and mb_height at the end.
-std::vector<int> band_starts(int mb_width, int mb_height, int bands) {
-  std::vector<int> start = {0};
-  if (bands > 1) {
-    const int equal = (mb_height + bands - 1) / bands;
-    const int first = equal * mb_width > kFirstBandSplitMbs ? std::max(1, equal / kFirstBandDiv) : equal;
-    start.push_back(std::min(mb_height, first));
-    const int rest = (mb_height - start.back() + bands - 2) / (bands - 1);
-    while (start.back() < mb_height) start.push_back(std::min(mb_height, start.back() + std::max(1, rest)));
-  } else {
-    start.push_back(mb_height);
-  }
-  return start;
-}
-
-// The band holding macroblock row `row` (band_starts' layout).
-int band_of_row(const std::vector<int>& start, int row) {
-  return static_cast<int>(std::upper_bound(start.begin(), start.end(), row) - start.begin()) - 1;
-}
-
-class CudaSearch final : public GpuPictureSearch {
- public:
-  CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& trace, const DspFuncs& dsp);
-  ~CudaSearch() override {
-    cudaDeviceSynchronize();  // no DMA (a call in flight, a preload) into or out of buffers about to be freed
-  }
-  void search(const PictureSearchRequest& req, PictureCandidates& out) override;
-  const char* name() const override { return name_.c_str(); }
-  bool runs_beside_cpu() const override { return true; }
-  GpuSearchTiming last_timing() const override { return timing_; }
-  double peak_absdiff_per_s() const override { return peak_; }
-  std::string device_description() const override { return desc_; }
-  int wait_rows(int rows) override;
-  void preload(const Plane& plane, int id) override;
-  void set_threads(int threads) override { twin_.set_threads(threads); }
-  bool search_ahead(const PictureSearchRequest& req, int growing) override;
-  void reference_rows(const Plane& plane, int id, int rows) override;
-
- private:
-  // A picture kept on the device (luma, no border), found again by its content id.
-  struct Resident {
-    int id = -1;
-    int width = 0, height = 0;
-    uint64_t last_use = 0;
-    DeviceBuffer pixels;
-    PinnedBuffer staging;
-    Event landed;          // recorded after a preload()'s copy
-    bool landing = false;  // a preload()'s copy may still be under way: wait for `landed` before use or reuse
-  };
-  // The pictures of a call: in_use[0] the current one, then the references. The current one is staged band by
-  // band unless it is resident; references not resident were sent whole (refs_sent: their kernels wait for it).
-  struct Residency {
-    std::vector<Resident*> in_use;
-    bool cur_pending = false;
-    bool refs_sent = false;
-  };
-  struct Launch { int ref, band; };  // one (reference, band of macroblock rows) kernel
-  // What a call has of its own while the call before it may still be landing (a search queued ahead runs beside
-  // the current picture's): its events and the page-locked window centres and predictors its kernels read. Calls
-  // take the two slots in turn.
-  struct CallSlot {
-    Event start, kernel_start, end, refs, uploaded;
-    std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
-    PinnedBuffer params;
-  };
-  // The last call whose answer the buffers hold: a search queued ahead writes a band of them only after this
-  // call's work on that band (kernels, tables, downloads), and keeps its pictures.
-  struct LastCall {
-    int slot = -1;  // -1: none yet
-    std::vector<Launch> launches;
-    std::vector<Resident*> in_use;
-    bool tables = false;
-    int refs = 0, mbs = 0, top_k = 0, subpel_metric = -1, subpel_ranks = 0;  // the answer's layout
-  };
-  // The call whose bands may still be landing (a progressive answer): what wait_rows() and the next search()
-  // complete. The request is kept for the twin, should the device fail before every row has landed.
-  struct InFlight {
-    bool active = false;
-    int slot = 0;
-    std::vector<Launch> launches;
-    std::vector<int> band_start;  // band_starts()
-    int mb_height = 0, ready_rows = 0;
-    bool tables = false, uploaded = false;
-    PictureSearchRequest req;
-    PictureCandidates* out = nullptr;
-  };
-  // A search queued ahead (search_ahead): its bands start as the growing reference's rows are reported final.
-  struct Ahead {
-    bool active = false;
-    int slot = 0;
-    PictureSearchRequest req;
-    Residency res;
-    std::vector<int> band_start;
-    std::vector<int> need;       // per band: the growing reference's rows its kernels read (all: the height)
-    std::vector<Launch> launches;
-    int growing = 0, growing_id = -1, height = 0;
-    int rows_sent = 0;           // of the growing reference, on the copy stream
-    // The current picture, when not resident: staged and sent band by band as the bands launch, so the copy runs
-    // on the threads that report rows instead of before the caller's macroblock rows start.
-    bool cur_by_band = false;
-    int cur_id = -1, cur_rows_sent = 0;
-    bool rows_event = false;     // ahead_rows_ recorded for this search
-    int next_band = 0;           // the first band not launched
-    LastCall before;             // the call whose answer the buffers hold meanwhile
-    GpuSearchTiming timing;
-  };
-  // The stages of one call (search_on_device), in order.
-  void shape_answer(const PictureSearchRequest& req, PictureCandidates& out);
-  Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
-  bool send_step_order(int range);
-  void stage_params(const PictureSearchRequest& req, CallSlot& c);
-  void reserve_outputs(const PictureSearchRequest& req);
-  std::vector<Launch> launch_bands(const PictureSearchRequest& req, const Residency& res,
-                                   const std::vector<int>& band_start, bool order_sent, CallSlot& c);
-  // Band b's integer kernels, one per reference, appended to *launches; each stream first waits for `waits`.
-  void launch_integer_band(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
-                           int b, CallSlot& c, const std::vector<cudaEvent_t>& waits, std::vector<Launch>* launches);
-  // Launch i's sub-pel tables and their download; the stream first waits for `waits` and launch i's kernel.
-  void launch_table(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
-                    const std::vector<Launch>& launches, size_t i, CallSlot& c, const std::vector<cudaEvent_t>& waits);
-  void join(const PictureSearchRequest& req, const std::vector<int>& band_start, std::vector<Launch> launches,
-            int slot, bool uploaded);
-  void remember_call(const PictureSearchRequest& req, const Residency& res);
-  void answer(const PictureSearchRequest& req, PictureCandidates& out);
-  void search_on_device(const PictureSearchRequest& req, PictureCandidates& out);
-  // A search queued ahead: its bands whose rows of the growing reference are sent, the rows themselves, taking it
-  // up in search(), and giving it up.
-  void launch_ahead_bands();
-  void send_ahead_rows(const Plane& plane, int rows);
-  void send_ahead_current(int rows);
-  void adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out);
-  void discard_ahead();
-
-  // Waits for the bands holding rows [0, rows) of the call in flight (throws CudaError); the whole call: timings.
-  void complete_rows(int rows);
-  // Completes the call in flight without touching its answer (whose owner may be gone): for the next search().
-  void drain();
-  // After a CUDA error: warns, and switches this object to the twin for good.
-  void fall_back(const std::exception& e);
-  // The resident slot for `plane` under `id` (-1: none), found or taken from the least recently used slot that the
-  // call does not need (in_use); a slot that must be filled is appended to `pending`.
-  Resident* acquire(const Plane& plane, int id, const std::vector<Resident*>& in_use, size_t max_resident,
-                    std::vector<Resident*>* pending);
-  // Waits until a preload()'s copy out of r's staging buffer has finished (the host is about to refill the buffer,
-  // or kernels on other streams are about to read r's pixels). Sent a picture's bookkeeping ago: rarely waits.
-  static void settle(Resident& r);
-  // Copies rows [y0, y0 + rows) of `src` into r's page-locked staging buffer, without the plane's border; then
-  // send_rows() queues their DMA to r's device copy on the copy stream.
-  void stage_rows(Resident& r, const Plane& src, int y0, int rows) const;
-  void send_rows(Resident& r, int y0, int rows);
-  static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
-                                 unsigned flags = cudaEventDefault);
-  // A band's completion, never timed: without a timestamp the event is cheaper to record, and the host records one
-  // per band launch between staging the bands.
-  static const Event& done_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
-    return pool_event(pool, i, cudaEventDisableTiming);
-  }
-
-  int device_ = 0;
-  std::string name_, desc_;
-  double peak_ = 0;
-  Stream copy_;
-  Stream compute_[kStreams];
-  Stream table_[kStreams];  // sub-pel tables: a band's tables start as soon as its own integer kernel ends
-  // Band 0 (integer kernel and tables) on streams of the greatest priority: a progressive answer's macroblock loop
-  // waits for it alone, while the other bands have the loop's whole duration to land.
-  Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
-  Stream join_;  // waits for every launch and upload of a call, then records its slot's `end`
-  Event ev_order_;
-  CallSlot slots_[2];
-  int next_slot_ = 0;
-  LastCall last_;
-  Ahead ahead_;
-  Event ahead_rows_;  // recorded after each send of a search queued ahead's growing reference
-  std::vector<std::unique_ptr<Resident>> resident_;
-  DeviceBuffer d_out_, d_order_, d_tab_;
-  PinnedBuffer h_out_, h_order_, h_tab_;
-  int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
-  uint64_t clock_ = 0;
-  CopyRowsFn copy_rows_;  // the staging copy of the host's function table
-  TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
-  std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
-  GpuSearchTiming timing_;
-  InFlight fly_;
-};
+namespace cuda_search {
 
 CudaSearch::CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& trace, const DspFuncs& dsp)
     : device_(device), copy_rows_(dsp.copy_rows), twin_(dsp) {
@@ -750,206 +536,9 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   answer(req, out);
 }
 
-// ---- A search queued ahead -----------------------------------------------------------------------------------
-// It runs beside the call whose answer the buffers hold (last_): in the other call slot, on pictures that call does
-// not use (the current one and the growing reference sent as the bands launch), and a band of it writes the
-// answer's buffers only after last_'s work on that band, on the device, and once the caller reported rows that
-// imply its macroblock loop left that band (reference_rows).
-bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
-  if (failed_ || req.top_k > kGpuMaxTopK || !req.zero_copy || !req.progressive || req.refs.empty()) return false;
-  if (growing < 0 || growing >= static_cast<int>(req.refs.size()) || req.ref_ids.size() != req.refs.size() ||
-      req.ref_ids[static_cast<size_t>(growing)] < 0)
-    return false;
-  // The call in flight keeps its step order and its answer's layout (the buffers are not reallocated under it).
-  if (order_range_ != req.search_range) return false;
-  if (last_.slot >= 0 &&
-      (last_.refs != static_cast<int>(req.refs.size()) || last_.mbs != req.mb_width * req.mb_height ||
-       last_.top_k != req.top_k || last_.subpel_metric != req.subpel_metric ||
-       last_.subpel_ranks != (req.subpel_metric >= 0 ? req.subpel_ranks : 0)))
-    return false;
-  check_search_request(req);
-  if (ahead_.active) discard_ahead();
-  if (failed_) return false;
-  try {
-    CUDA_CHECK(cudaSetDevice(device_));
-    const GpuSearchTiming current = timing_;  // the call in flight's; this search keeps its own
-    timing_ = GpuSearchTiming{};
-    Ahead a;
-    a.slot = last_.slot >= 0 ? last_.slot ^ 1 : next_slot_;
-    CallSlot& c = slots_[a.slot];
-    CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
-    // The pictures: none that the call in flight reads may be evicted (its kernels may still read them).
-    std::vector<Resident*> keep = last_.slot >= 0 ? last_.in_use : std::vector<Resident*>{};
-    const size_t max_resident = req.refs.size() + 2 + keep.size();
-    std::vector<Resident*> pending;
-    auto take = [&](const Plane& plane, int id) {
-      std::vector<Resident*> avoid = keep;
-      avoid.insert(avoid.end(), a.res.in_use.begin(), a.res.in_use.end());
-      pending.clear();
-      Resident* r = acquire(plane, id, avoid, max_resident, &pending);
-      a.res.in_use.push_back(r);
-      return !pending.empty();
-    };
-    if (take(*req.cur, req.cur_id)) {  // sent band by band (send_ahead_current); not resident until whole
-      a.cur_by_band = true;
-      a.cur_id = req.cur_id;
-      a.res.in_use[0]->id = -1;
-    }
-    a.growing = growing;
-    a.growing_id = req.ref_ids[static_cast<size_t>(growing)];
-    a.height = req.refs[static_cast<size_t>(growing)]->height;
-    for (size_t r = 0; r < req.refs.size(); ++r) {
-      const bool fresh = take(*req.refs[r], req.ref_ids[r]);
-      Resident& ref = *a.res.in_use.back();
-      if (static_cast<int>(r) == growing) {
-        if (fresh) ref.id = -1;  // not resident until every row is sent (send_ahead_rows)
-        a.rows_sent = fresh ? 0 : a.height;
-      } else if (fresh) {
-        stage_rows(ref, *req.refs[r], 0, ref.height);
-        send_rows(ref, 0, ref.height);
-        a.res.refs_sent = true;
-      }
-    }
-    if (a.res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
-    for (Resident* r : a.res.in_use) settle(*r);
-    stage_params(req, c);
-    reserve_outputs(req);
-    a.band_start = band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
-    // The rows of the growing reference a band reads: its window's (centre + range + the partition) and the
-    // tables' +-3/4-pel taps beyond, with a margin.
-    const int bands = static_cast<int>(a.band_start.size()) - 1;
-    const int nmb = req.mb_width * req.mb_height;
-    for (int b = 0; b < bands; ++b) {
-      int bottom = 0;
-      for (int mb = a.band_start[b] * req.mb_width; mb < a.band_start[b + 1] * req.mb_width; ++mb) {
-        const MV centre = req.centre[static_cast<size_t>(growing) * nmb + mb];
-        bottom = std::max(bottom, 16 * (mb / req.mb_width) + (centre.y >> 2));
-      }
-      a.need.push_back(std::min(a.height, std::max(0, bottom + req.search_range + 16 + 8)));
-    }
-    a.req = req;
-    a.before = last_;
-    a.active = true;
-    a.timing = timing_;
-    timing_ = current;
-    next_slot_ = a.slot ^ 1;
-    ahead_ = std::move(a);
-    launch_ahead_bands();
-    return true;
-  } catch (const CudaError& e) {
-    fall_back(e);
-    ahead_.active = false;
-    return false;
-  }
-}
+}  // namespace cuda_search
 
-void CudaSearch::reference_rows(const Plane& plane, int id, int rows) {
-  if (!ahead_.active || failed_ || id != ahead_.growing_id) return;
-  rows = std::min(rows, ahead_.height);
-  const int bands = static_cast<int>(ahead_.band_start.size()) - 1;
-  // Rows are sent when a band can start on them (and the last ones whatever the bands need).
-  if (rows < ahead_.height && (ahead_.next_band >= bands || rows < ahead_.need[ahead_.next_band])) return;
-  try {
-    CUDA_CHECK(cudaSetDevice(device_));
-    send_ahead_rows(plane, rows);
-    launch_ahead_bands();
-  } catch (const CudaError& e) {
-    fall_back(e);
-  }
-}
-
-void CudaSearch::send_ahead_rows(const Plane& plane, int rows) {
-  if (rows <= ahead_.rows_sent) return;
-  Resident& r = *ahead_.res.in_use[1 + static_cast<size_t>(ahead_.growing)];
-  stage_rows(r, plane, ahead_.rows_sent, rows - ahead_.rows_sent);
-  send_rows(r, ahead_.rows_sent, rows - ahead_.rows_sent);
-  CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
-  ahead_.rows_event = true;
-  ahead_.rows_sent = rows;
-  if (rows == ahead_.height) {  // resident from now on, for later calls too
-    r.id = ahead_.growing_id;
-    CUDA_CHECK(cudaEventRecord(r.landed.get(), copy_.get()));
-    r.landing = true;
-  }
-}
-
-// The current picture's rows [cur_rows_sent, rows): the kernels and tables of the bands launched after this wait
-// for them through ahead_rows_, as for the growing reference's.
-void CudaSearch::send_ahead_current(int rows) {
-  if (rows <= ahead_.cur_rows_sent) return;
-  Resident& r = *ahead_.res.in_use[0];
-  stage_rows(r, *ahead_.req.cur, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
-  send_rows(r, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
-  CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
-  ahead_.rows_event = true;
-  ahead_.cur_rows_sent = rows;
-  if (rows == r.height) r.id = ahead_.cur_id;  // resident from now on
-}
-
-// Each band whose rows are sent: its integer kernels after those rows, the pictures sent whole, and the previous
-// call's work on the same band (which read and download the buffers this band writes); then its tables.
-void CudaSearch::launch_ahead_bands() {
-  const int bands = static_cast<int>(ahead_.band_start.size()) - 1;
-  CallSlot& c = slots_[ahead_.slot];
-  while (ahead_.next_band < bands && ahead_.need[ahead_.next_band] <= ahead_.rows_sent) {
-    const int b = ahead_.next_band++;
-    if (ahead_.cur_by_band) send_ahead_current(16 * ahead_.band_start[b + 1]);
-    std::vector<cudaEvent_t> waits;
-    if (ahead_.res.refs_sent) waits.push_back(c.refs.get());
-    if (ahead_.rows_event) waits.push_back(ahead_rows_.get());
-    if (ahead_.before.slot >= 0) {
-      CallSlot& prev = slots_[ahead_.before.slot];
-      for (size_t i = 0; i < ahead_.before.launches.size(); ++i) {
-        if (ahead_.before.launches[i].band != b) continue;
-        waits.push_back(done_event(prev.done, i).get());
-        if (ahead_.before.tables) waits.push_back(pool_event(prev.tab, i).get());
-      }
-    }
-    const size_t first = ahead_.launches.size();
-    launch_integer_band(ahead_.req, ahead_.res, ahead_.band_start, b, c, waits, &ahead_.launches);
-    if (ahead_.req.subpel_metric < 0) continue;
-    std::vector<cudaEvent_t> table_waits;
-    if (ahead_.res.refs_sent) table_waits.push_back(c.refs.get());
-    if (ahead_.rows_event) table_waits.push_back(ahead_rows_.get());
-    for (size_t i = first; i < ahead_.launches.size(); ++i)
-      launch_table(ahead_.req, ahead_.res, ahead_.band_start, ahead_.launches, i, c, table_waits);
-  }
-}
-
-// search() with the request queued ahead: the rest of the growing reference (final now) and of the bands, then the
-// answer as any call's.
-void CudaSearch::adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out) {
-  CUDA_CHECK(cudaSetDevice(device_));
-  shape_answer(req, out);
-  send_ahead_rows(*req.refs[static_cast<size_t>(ahead_.growing)], ahead_.height);
-  launch_ahead_bands();
-  CallSlot& c = slots_[ahead_.slot];
-  CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
-  timing_ = ahead_.timing;
-  ahead_.active = false;
-  join(req, ahead_.band_start, std::move(ahead_.launches), ahead_.slot, true);
-  remember_call(req, ahead_.res);
-  answer(req, out);
-}
-
-// A search queued ahead that no call takes up: its work finishes (it writes buffers and reads pictures that the
-// next call may reuse), and a growing reference not sent whole is not resident.
-void CudaSearch::discard_ahead() {
-  if (!ahead_.active) return;
-  ahead_.active = false;
-  if (failed_) return;
-  try {
-    CUDA_CHECK(cudaSetDevice(device_));
-    CallSlot& c = slots_[ahead_.slot];
-    for (size_t i = 0; i < ahead_.launches.size(); ++i) {
-      CUDA_CHECK(cudaEventSynchronize(done_event(c.done, i).get()));
-      if (ahead_.req.subpel_metric >= 0) CUDA_CHECK(cudaEventSynchronize(pool_event(c.tab, i).get()));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(copy_.get()));
-  } catch (const CudaError& e) {
-    fall_back(e);
-  }
-}
+namespace {
 
 // Why cudaGetDeviceCount failed, in the user's terms: the runtime says "driver version is insufficient" both when
 // no NVIDIA driver is installed at all and when it is too old, so look for the driver library itself.
@@ -974,7 +563,7 @@ std::string no_device_reason(cudaError_t e) {
 
 std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs& dsp, std::string* why) {
   try {
-    StartupTrace trace;
+    cuda_search::StartupTrace trace;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -1002,7 +591,7 @@ std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs&
       if (why) *why = unusable;
       return nullptr;
     }
-    auto s = std::make_unique<CudaSearch>(device, prop, trace, dsp);
+    auto s = std::make_unique<cuda_search::CudaSearch>(device, prop, trace, dsp);
     if (why) why->clear();
     return s;
   } catch (const std::exception& e) {

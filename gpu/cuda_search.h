@@ -1,0 +1,247 @@
+// The CUDA picture-level search object (gpu/me_cuda.h's create_cuda_search makes it): its declaration, shared by
+// the host-side files of the CUDA path, gpu/me_cuda.cu (start-up, residency, one call's stages) and
+// gpu/me_cuda_ahead.cu (a search queued ahead, which starts on the rows of its reference that are final). Private
+// to gpu/: nothing outside includes it. doc/GPU.md describes the design.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/dsp.h"
+#include "common/frame.h"
+#include "gpu/cuda_resources.h"
+#include "gpu/me_cuda.h"
+#include "gpu/me_twin.h"
+
+namespace gme {
+namespace cuda_search {
+
+// GME_CUDA_TRACE=1: the start-up steps' times on stderr (what an encode's first P picture waits for).
+class StartupTrace {
+ public:
+  StartupTrace() : on_(std::getenv("GME_CUDA_TRACE") != nullptr), t_(std::chrono::steady_clock::now()) {}
+  void step(const char* what) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "gme: CUDA start-up: %-40s %8.1f ms\n", what,
+                 std::chrono::duration<double, std::milli>(now - t_).count());
+    t_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point t_;
+};
+// ---- Bands ------------------------------------------------------------------------------------------------------
+// The picture is cut into bands of macroblock rows, each launched as soon as its rows of the current picture are
+// staged. A band's last blocks leave SMs idle while other bands' blocks are still queued behind earlier ones, so
+// small pictures gain less from starting early than they lose there: a band has at least kBandMbs macroblocks,
+// there are 2 bands at least (the first starts on the first rows staged) and kBands at most (4 at 640x480, 8 at
+// 1080p). kStreams compute streams, so 1080p's 8 bands never queue behind one another.
+constexpr int kStreams = 8;
+constexpr int kBands = 8;
+constexpr int kBandMbs = 300;
+inline int bands_for(int num_mbs) { return std::clamp(num_mbs / kBandMbs, 2, kBands); }
+// Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
+// the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts after fewer staged rows, and the
+// GPU fills while the host stages the next band (1080p: 3/10/10/10/10/10/10/5 rows). Bands of 300 macroblocks
+// (640x480: 8/8/8/6 rows) are not split: there the smaller first band makes the later ones end later.
+constexpr int kFirstBandDiv = 3;
+constexpr int kFirstBandSplitMbs = 600;
+
+// Macroblock row where each of `bands` bands starts, and mb_height at the end.
+inline std::vector<int> band_starts(int mb_width, int mb_height, int bands) {
+  std::vector<int> start = {0};
+  if (bands > 1) {
+    const int equal = (mb_height + bands - 1) / bands;
+    const int first = equal * mb_width > kFirstBandSplitMbs ? std::max(1, equal / kFirstBandDiv) : equal;
+    start.push_back(std::min(mb_height, first));
+    const int rest = (mb_height - start.back() + bands - 2) / (bands - 1);
+    while (start.back() < mb_height) start.push_back(std::min(mb_height, start.back() + std::max(1, rest)));
+  } else {
+    start.push_back(mb_height);
+  }
+  return start;
+}
+
+// The band holding macroblock row `row` (band_starts' layout).
+inline int band_of_row(const std::vector<int>& start, int row) {
+  return static_cast<int>(std::upper_bound(start.begin(), start.end(), row) - start.begin()) - 1;
+}
+
+class CudaSearch final : public GpuPictureSearch {
+ public:
+  CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& trace, const DspFuncs& dsp);
+  ~CudaSearch() override {
+    cudaDeviceSynchronize();  // no DMA (a call in flight, a preload) into or out of buffers about to be freed
+  }
+  void search(const PictureSearchRequest& req, PictureCandidates& out) override;
+  const char* name() const override { return name_.c_str(); }
+  bool runs_beside_cpu() const override { return true; }
+  GpuSearchTiming last_timing() const override { return timing_; }
+  double peak_absdiff_per_s() const override { return peak_; }
+  std::string device_description() const override { return desc_; }
+  int wait_rows(int rows) override;
+  void preload(const Plane& plane, int id) override;
+  void set_threads(int threads) override { twin_.set_threads(threads); }
+  bool search_ahead(const PictureSearchRequest& req, int growing) override;
+  void reference_rows(const Plane& plane, int id, int rows) override;
+
+ private:
+  // A picture kept on the device (luma, no border), found again by its content id.
+  struct Resident {
+    int id = -1;
+    int width = 0, height = 0;
+    uint64_t last_use = 0;
+    DeviceBuffer pixels;
+    PinnedBuffer staging;
+    Event landed;          // recorded after a preload()'s copy
+    bool landing = false;  // a preload()'s copy may still be under way: wait for `landed` before use or reuse
+  };
+  // The pictures of a call: in_use[0] the current one, then the references. The current one is staged band by
+  // band unless it is resident; references not resident were sent whole (refs_sent: their kernels wait for it).
+  struct Residency {
+    std::vector<Resident*> in_use;
+    bool cur_pending = false;
+    bool refs_sent = false;
+  };
+  struct Launch { int ref, band; };  // one (reference, band of macroblock rows) kernel
+  // What a call has of its own while the call before it may still be landing (a search queued ahead runs beside
+  // the current picture's): its events and the page-locked window centres and predictors its kernels read. Calls
+  // take the two slots in turn.
+  struct CallSlot {
+    Event start, kernel_start, end, refs, uploaded;
+    std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
+    PinnedBuffer params;
+  };
+  // The last call whose answer the buffers hold: a search queued ahead writes a band of them only after this
+  // call's work on that band (kernels, tables, downloads), and keeps its pictures.
+  struct LastCall {
+    int slot = -1;  // -1: none yet
+    std::vector<Launch> launches;
+    std::vector<Resident*> in_use;
+    bool tables = false;
+    int refs = 0, mbs = 0, top_k = 0, subpel_metric = -1, subpel_ranks = 0;  // the answer's layout
+  };
+  // The call whose bands may still be landing (a progressive answer): what wait_rows() and the next search()
+  // complete. The request is kept for the twin, should the device fail before every row has landed.
+  struct InFlight {
+    bool active = false;
+    int slot = 0;
+    std::vector<Launch> launches;
+    std::vector<int> band_start;  // band_starts()
+    int mb_height = 0, ready_rows = 0;
+    bool tables = false, uploaded = false;
+    PictureSearchRequest req;
+    PictureCandidates* out = nullptr;
+  };
+  // A search queued ahead (search_ahead): its bands start as the growing reference's rows are reported final.
+  struct Ahead {
+    bool active = false;
+    int slot = 0;
+    PictureSearchRequest req;
+    Residency res;
+    std::vector<int> band_start;
+    std::vector<int> need;       // per band: the growing reference's rows its kernels read (all: the height)
+    std::vector<Launch> launches;
+    int growing = 0, growing_id = -1, height = 0;
+    int rows_sent = 0;           // of the growing reference, on the copy stream
+    // The current picture, when not resident: staged and sent band by band as the bands launch, so the copy runs
+    // on the threads that report rows instead of before the caller's macroblock rows start.
+    bool cur_by_band = false;
+    int cur_id = -1, cur_rows_sent = 0;
+    bool rows_event = false;     // ahead_rows_ recorded for this search
+    int next_band = 0;           // the first band not launched
+    LastCall before;             // the call whose answer the buffers hold meanwhile
+    GpuSearchTiming timing;
+  };
+  // The stages of one call (search_on_device), in order.
+  void shape_answer(const PictureSearchRequest& req, PictureCandidates& out);
+  Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
+  bool send_step_order(int range);
+  void stage_params(const PictureSearchRequest& req, CallSlot& c);
+  void reserve_outputs(const PictureSearchRequest& req);
+  std::vector<Launch> launch_bands(const PictureSearchRequest& req, const Residency& res,
+                                   const std::vector<int>& band_start, bool order_sent, CallSlot& c);
+  // Band b's integer kernels, one per reference, appended to *launches; each stream first waits for `waits`.
+  void launch_integer_band(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
+                           int b, CallSlot& c, const std::vector<cudaEvent_t>& waits, std::vector<Launch>* launches);
+  // Launch i's sub-pel tables and their download; the stream first waits for `waits` and launch i's kernel.
+  void launch_table(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
+                    const std::vector<Launch>& launches, size_t i, CallSlot& c, const std::vector<cudaEvent_t>& waits);
+  void join(const PictureSearchRequest& req, const std::vector<int>& band_start, std::vector<Launch> launches,
+            int slot, bool uploaded);
+  void remember_call(const PictureSearchRequest& req, const Residency& res);
+  void answer(const PictureSearchRequest& req, PictureCandidates& out);
+  void search_on_device(const PictureSearchRequest& req, PictureCandidates& out);
+  // A search queued ahead: its bands whose rows of the growing reference are sent, the rows themselves, taking it
+  // up in search(), and giving it up.
+  void launch_ahead_bands();
+  void send_ahead_rows(const Plane& plane, int rows);
+  void send_ahead_current(int rows);
+  void adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out);
+  void discard_ahead();
+
+  // Waits for the bands holding rows [0, rows) of the call in flight (throws CudaError); the whole call: timings.
+  void complete_rows(int rows);
+  // Completes the call in flight without touching its answer (whose owner may be gone): for the next search().
+  void drain();
+  // After a CUDA error: warns, and switches this object to the twin for good.
+  void fall_back(const std::exception& e);
+  // The resident slot for `plane` under `id` (-1: none), found or taken from the least recently used slot that the
+  // call does not need (in_use); a slot that must be filled is appended to `pending`.
+  Resident* acquire(const Plane& plane, int id, const std::vector<Resident*>& in_use, size_t max_resident,
+                    std::vector<Resident*>* pending);
+  // Waits until a preload()'s copy out of r's staging buffer has finished (the host is about to refill the buffer,
+  // or kernels on other streams are about to read r's pixels). Sent a picture's bookkeeping ago: rarely waits.
+  static void settle(Resident& r);
+  // Copies rows [y0, y0 + rows) of `src` into r's page-locked staging buffer, without the plane's border; then
+  // send_rows() queues their DMA to r's device copy on the copy stream.
+  void stage_rows(Resident& r, const Plane& src, int y0, int rows) const;
+  void send_rows(Resident& r, int y0, int rows);
+  static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
+                                 unsigned flags = cudaEventDefault);
+  // A band's completion, never timed: without a timestamp the event is cheaper to record, and the host records one
+  // per band launch between staging the bands.
+  static const Event& done_event(std::vector<std::unique_ptr<Event>>& pool, size_t i) {
+    return pool_event(pool, i, cudaEventDisableTiming);
+  }
+
+  int device_ = 0;
+  std::string name_, desc_;
+  double peak_ = 0;
+  Stream copy_;
+  Stream compute_[kStreams];
+  Stream table_[kStreams];  // sub-pel tables: a band's tables start as soon as its own integer kernel ends
+  // Band 0 (integer kernel and tables) on streams of the greatest priority: a progressive answer's macroblock loop
+  // waits for it alone, while the other bands have the loop's whole duration to land.
+  Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
+  Stream join_;  // waits for every launch and upload of a call, then records its slot's `end`
+  Event ev_order_;
+  CallSlot slots_[2];
+  int next_slot_ = 0;
+  LastCall last_;
+  Ahead ahead_;
+  Event ahead_rows_;  // recorded after each send of a search queued ahead's growing reference
+  std::vector<std::unique_ptr<Resident>> resident_;
+  DeviceBuffer d_out_, d_order_, d_tab_;
+  PinnedBuffer h_out_, h_order_, h_tab_;
+  int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
+  uint64_t clock_ = 0;
+  CopyRowsFn copy_rows_;  // the staging copy of the host's function table
+  TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
+  std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
+  GpuSearchTiming timing_;
+  InFlight fly_;
+};
+
+}  // namespace cuda_search
+}  // namespace gme
