@@ -7,7 +7,7 @@
 #include "common/cpu.h"
 
 #if defined(GME_X86_SIMD)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace gme {
@@ -91,6 +91,70 @@ void output_row_sse2(const uint8_t* const e[6], const int16_t* const t[6], int n
   }
   output_row_c(e2, t2, n - c, g + c, b + c, h + c, j + c);
 }
+
+
+// AVX2 (compiled for it by target attribute, installed only with kCpuAvx2): 16 columns per step, the SSE2 version
+// for the rest; the same arithmetic in 16 lanes. The build's rows are ~2000 samples wide (1920x1080 and its
+// 48-sample pads), so the step's width is what counts.
+#define GME_AVX2 __attribute__((target("avx2")))
+
+GME_AVX2 inline __m256i load16w(const uint8_t* p) {  // 16 bytes -> 16 x 16 bit
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+GME_AVX2 inline __m256i load16s(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+GME_AVX2 inline __m256i tap16x16(__m256i p0, __m256i p1, __m256i p2, __m256i p3, __m256i p4, __m256i p5) {
+  const __m256i s14 = _mm256_add_epi16(p1, p4), s23 = _mm256_add_epi16(p2, p3);
+  const __m256i t = _mm256_sub_epi16(_mm256_slli_epi16(s23, 2), s14);  // 4 s23 - s14
+  return _mm256_add_epi16(_mm256_add_epi16(p0, p5), _mm256_add_epi16(_mm256_slli_epi16(t, 2), t));
+}
+GME_AVX2 inline void store16(uint8_t* p, __m256i v16) {  // 16 x 16 bit, clipped to 0..255 -> 16 bytes
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                   _mm_packus_epi16(_mm256_castsi256_si128(v16), _mm256_extracti128_si256(v16, 1)));
+}
+
+GME_AVX2 void b1_row_avx2(const uint8_t* e, int n, int16_t* o) {
+  int c = 0;
+  for (; c + 16 <= n; c += 16) {
+    const uint8_t* p = e + c;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + c), tap16x16(load16w(p), load16w(p + 1), load16w(p + 2),
+                                                                     load16w(p + 3), load16w(p + 4), load16w(p + 5)));
+  }
+  b1_row_sse2(e + c, n - c, o + c);
+}
+
+GME_AVX2 void output_row_avx2(const uint8_t* const e[6], const int16_t* const t[6], int n, uint8_t* g, uint8_t* b,
+                              uint8_t* h, uint8_t* j) {
+  const __m256i r16 = _mm256_set1_epi16(16), r512 = _mm256_set1_epi32(512);
+  const __m256i k1 = _mm256_set1_epi16(1), k5 = _mm256_set1_epi16(-5), k20 = _mm256_set1_epi16(20);
+  int c = 0;
+  for (; c + 16 <= n; c += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(g + c), _mm_loadu_si128(reinterpret_cast<const __m128i*>(e[2] + c)));
+    store16(b + c, _mm256_srai_epi16(_mm256_add_epi16(load16s(t[2] + c), r16), 5));
+    const __m256i hv = tap16x16(load16w(e[0] + c), load16w(e[1] + c), load16w(e[2] + c), load16w(e[3] + c),
+                                load16w(e[4] + c), load16w(e[5] + c));
+    store16(h + c, _mm256_srai_epi16(_mm256_add_epi16(hv, r16), 5));
+    // j in 32 bits, rows paired by their common tap (pmaddwd). unpacklo/hi work within each 128-bit lane, and
+    // packs_epi32 of the two halves puts every lane's columns back in order.
+    __m256i v[6];
+    for (int k = 0; k < 6; ++k) v[k] = load16s(t[k] + c);
+    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(v[0], v[5]), k1);
+    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(v[0], v[5]), k1);
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(v[1], v[4]), k5));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(v[1], v[4]), k5));
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(v[2], v[3]), k20));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(v[2], v[3]), k20));
+    lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r512), 10);
+    hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r512), 10);
+    store16(j + c, _mm256_packs_epi32(lo, hi));
+  }
+  const uint8_t* e2[6];
+  const int16_t* t2[6];
+  for (int k = 0; k < 6; ++k) {
+    e2[k] = e[k] + c;
+    t2[k] = t[k] + c;
+  }
+  output_row_sse2(e2, t2, n - c, g + c, b + c, h + c, j + c);
+}
 #endif
 
 void prepare(const Plane& luma, HalfpelPlanes* out) {
@@ -140,6 +204,7 @@ void halfpel_init(uint32_t cpu, HalfpelFuncs& f) {
   f = {b1_row_c, output_row_c};
 #if defined(GME_X86_SIMD)
   if (cpu & kCpuSse2) f = {b1_row_sse2, output_row_sse2};
+  if (cpu & kCpuAvx2) f = {b1_row_avx2, output_row_avx2};
 #else
   (void)cpu;
 #endif
