@@ -5,7 +5,8 @@
 # I picture every 12 (no scene cuts, no B pictures), fixed QP, the same clip and frames.
 #
 # Usage: tools/bench_threads.sh [OUTDIR]
-#   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"  ROUNDS=1 (each time: the best of this many runs)
+#   THREADS="1 2 4 8 16"  QPS="28 40"  SIZES="640x480 1920x1080"  ROUNDS=1 (each time: the best of this many runs;
+#   the rounds go one after another over every configuration, so a host that drifts during the call touches all)
 #   FRAMES_640x480="40 120"  FRAMES_1920x1080="6 30"   (each size runs at both counts, see "steady" below)
 #   X264_DEBS=.x264   folder with libx264-dev_*.deb (apt-get download libx264-dev; the script unpacks it under
 #                     /tmp and builds tools/x264_raw_bench.cpp against its libx264.a); without it, an `x264` on
@@ -44,7 +45,7 @@ else
   say "gpu: none (the GPU run uses the CPU twin: its times say nothing about the GPU path)"
 fi
 say "gme264: $(git describe --always --dirty 2>/dev/null || echo unknown)"
-say "times: the best of $rounds run(s) each (ROUNDS)"
+say "times: the best of $rounds run(s) each (ROUNDS), the rounds taken one after another over every configuration"
 # What the host allows: clocks that drop as more cores run, and logical CPUs that share a core (a VM may not say).
 if [ -x bin/cpu_ceiling ]; then
   say "host ceiling (bin/cpu_ceiling: each thread an independent register-only loop; no encode can scale more):"
@@ -75,19 +76,50 @@ clip_for() {
   esac
 }
 
-# Seconds of wall time of a command (its output goes to $tmp/log): the best of ROUNDS runs, since a shared or lent
-# host's speed drifts and a slower run only measures the drift.
+# Seconds of wall time of one run of a command (its output goes to $tmp/log), or FAILED.
 wall() {
-  local t0 t1 best="" r
-  for ((r = 0; r < rounds; r++)); do
-    t0=$(date +%s.%N)
-    "$@" >"$tmp/log" 2>&1 || { echo "FAILED"; return 1; }
-    t1=$(date +%s.%N)
-    best=$(python3 -c "t = $t1 - $t0; b = '$best'; print('%.4f' % (min(t, float(b)) if b else t))")
-  done
-  echo "$best"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >"$tmp/log" 2>&1 || { echo "FAILED"; return 1; }
+  t1=$(date +%s.%N)
+  python3 -c "print('%.4f' % ($t1 - $t0))"
 }
 
+# One run of encoder $1 (unmodified, gpu, x264) at $2 threads on $3 frames: sets sec (seconds or FAILED) and, for
+# gme264's runs at the larger count, pic (pictures/s of the median picture) and the stream's hash.
+measure() {
+  local run=$1 t=$2 n=$3 g trace opts
+  pic=""
+  case $run in
+    unmodified | gpu)
+      g=0; [ "$run" = gpu ] && g=1
+      trace=""; [ "$n" = "$large" ] && trace=GME_PICTURE_TRACE=1
+      sec=$(wall env $trace bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$raw" SourceWidth="$w" SourceHeight="$h" \
+        FramesToBeEncoded="$n" IntraPeriod=12 NumberReferenceFrames=1 SearchRange=32 QPISlice="$qp" \
+        QPPSlice="$qp" GPUIntegerME=$g Threads="$t" OutputFile="$tmp/gme.264") || return 1
+      if [ "$n" = "$large" ]; then
+        hashes[$run]+="$(md5sum <"$tmp/gme.264" | cut -c1-32) "
+        pic=$(python3 tools/picture_timeline.py "$tmp/log" 2>/dev/null | awk '$1 == "total" { printf "%.2f", 1000 / $2 }')
+      fi
+      ;;
+    x264)
+      opts=(me=esa merange=32 threads="$t" keyint=12 min-keyint=12 scenecut=0 bframes=0 ref=1 qp="$qp")
+      if [ "$x264_cmd" = driver ]; then
+        sec=$(wall "$tmp/x264_raw_bench" "$w" "$h" "$n" "$raw" "$tmp/x.264" "${opts[@]}") || return 1
+      else
+        sec=$(wall x264 --profile baseline --me esa --merange 32 --threads "$t" --keyint 12 --min-keyint 12 \
+          --scenecut 0 --bframes 0 --ref 1 --qp "$qp" --input-res "${w}x${h}" --frames "$n" -o "$tmp/x.264" "$raw") || return 1
+      fi
+      ;;
+  esac
+}
+
+# The smaller of two numbers ("" and FAILED count as none), and the larger (for pictures/s).
+lesser() { python3 -c "a, b = '$1', '$2'; v = [float(x) for x in (a, b) if x not in ('', 'FAILED', '-')]; print('%.4f' % min(v) if v else '')"; }
+greater() { python3 -c "a, b = '$1', '$2'; v = [float(x) for x in (a, b) if x not in ('', 'FAILED', '-')]; print('%.2f' % max(v) if v else '-')"; }
+
+runs="unmodified gpu"
+[ -n "$x264_cmd" ] && runs+=" x264"
 for size in $sizes; do
   w=${size%x*}
   h=${size#*x}
@@ -103,64 +135,55 @@ for size in $sizes; do
   for qp in $qps; do
     say ""
     say "== $size, $clip, QP $qp, frames $small and $large: frames/s (fps: whole process at $large frames; steady: ($large - $small) frames / time difference)"
+    declare -A best=()      # [run,threads,frames] -> the fastest run's seconds
+    declare -A best_pic=()  # [run,threads] -> the best pictures/s
+    declare -A failed=()
+    declare -A hashes=()
+    # Round by round over every configuration, so a host whose speed drifts during the call touches every thread
+    # count alike (each figure is the best of its ROUNDS runs, taken across the whole call).
+    for ((r = 0; r < rounds; r++)); do
+      for t in $threads; do
+        for run in $runs; do
+          for n in $small $large; do
+            k="$run,$t,$n"
+            if measure "$run" "$t" "$n"; then
+              best[$k]=$(lesser "${best[$k]:-}" "$sec")
+              [ "$n" = "$large" ] && best_pic[$run,$t]=$(greater "${best_pic[$run,$t]:-}" "$pic")
+            else
+              failed[$run,$t]=1
+              tail -3 "$tmp/log" | sed "s/^/  $run t=$t: /" | tee -a "$report"
+            fi
+          done
+        done
+      done
+    done
     printf '%-8s | %-42s | %-42s | %-26s\n' threads "unmodified fps steady x pic/s x" "gpu fps steady x pic/s x" \
       "x264 esa fps steady x" | tee -a "$report"
     declare -A base=()
     declare -A base_pic=()
-    declare -A hashes=()
     for t in $threads; do
       line=$(printf '%-8s' "$t")
       for run in unmodified gpu x264; do
-        declare -A secs=()
-        ok=1
-        pic="-"
-        for n in $small $large; do
-          case $run in
-            unmodified | gpu)
-              g=0; [ $run = gpu ] && g=1
-              trace=""; [ "$n" = "$large" ] && trace=GME_PICTURE_TRACE=1
-              s=$(wall env $trace bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$raw" SourceWidth="$w" SourceHeight="$h" \
-                FramesToBeEncoded="$n" IntraPeriod=12 NumberReferenceFrames=1 SearchRange=32 QPISlice="$qp" \
-                QPPSlice="$qp" GPUIntegerME=$g Threads="$t" OutputFile="$tmp/gme.264") || ok=0
-              if [ "$n" = "$large" ] && [ $ok = 1 ]; then
-                hashes[$run]+="$(md5sum <"$tmp/gme.264" | cut -c1-32) "
-                pic=$(python3 tools/picture_timeline.py "$tmp/log" 2>/dev/null | awk '$1 == "total" { printf "%.2f", 1000 / $2 }')
-                [ -n "$pic" ] || pic="-"
-              fi
-              ;;
-            x264)
-              [ -n "$x264_cmd" ] || { ok=0; break; }
-              opts=(me=esa merange=32 threads="$t" keyint=12 min-keyint=12 scenecut=0 bframes=0 ref=1 qp="$qp")
-              if [ $x264_cmd = driver ]; then
-                s=$(wall "$tmp/x264_raw_bench" "$w" "$h" "$n" "$raw" "$tmp/x.264" "${opts[@]}") || ok=0
-              else
-                s=$(wall x264 --profile baseline --me esa --merange 32 --threads "$t" --keyint 12 --min-keyint 12 \
-                  --scenecut 0 --bframes 0 --ref 1 --qp "$qp" --input-res "${w}x${h}" --frames "$n" -o "$tmp/x.264" "$raw") || ok=0
-              fi
-              ;;
-          esac
-          secs[$n]=$s
-        done
-        if [ $ok = 1 ]; then
-          # steady: "-" when the larger count did not take longer (too few frames to tell)
-          read -r fps steady <<<"$(python3 -c "
-s, l, ts, tl = $small, $large, ${secs[$small]}, ${secs[$large]}
+        if [[ " $runs " != *" $run "* ]] || [ -n "${failed[$run,$t]:-}" ]; then
+          [ $run != x264 ] && line+=$(printf ' | %42s' "-") || line+=$(printf ' | %26s' "-")
+          continue
+        fi
+        # steady: "-" when the larger count did not take longer (too few frames to tell)
+        read -r fps steady <<<"$(python3 -c "
+s, l, ts, tl = $small, $large, ${best[$run,$t,$small]}, ${best[$run,$t,$large]}
 print('%.2f %s' % (l / tl, '%.2f' % ((l - s) / (tl - ts)) if tl > ts else '-'))")"
-          [ -n "${base[$run]:-}" ] || base[$run]=$steady
-          x=$(python3 -c "
+        [ -n "${base[$run]:-}" ] || base[$run]=$steady
+        x=$(python3 -c "
 a, b = '$steady', '${base[$run]}'
 print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
-          line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
-          if [ $run != x264 ]; then
-            [ -n "${base_pic[$run]:-}" ] || base_pic[$run]=$pic
-            xp=$(python3 -c "
+        line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
+        if [ $run != x264 ]; then
+          pic=${best_pic[$run,$t]:--}
+          [ -n "${base_pic[$run]:-}" ] || base_pic[$run]=$pic
+          xp=$(python3 -c "
 a, b = '$pic', '${base_pic[$run]}'
 print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
-            line+=$(printf ' %8s %6sx' "$pic" "$xp")
-          fi
-        else
-          [ $run != x264 ] && line+=$(printf ' | %42s' "-") || line+=$(printf ' | %26s' "-")
-          [ $run != x264 ] && tail -3 "$tmp/log" | sed "s/^/  $run t=$t: /" | tee -a "$report"
+          line+=$(printf ' %8s %6sx' "$pic" "$xp")
         fi
       done
       echo "$line" | tee -a "$report"
@@ -169,7 +192,7 @@ print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
       n=$(echo "${hashes[$run]:-}" | tr ' ' '\n' | sed '/^$/d' | sort -u | wc -l)
       say "same $run stream at every thread count: $([ "$n" = 1 ] && echo yes || echo "NO ($n different streams)")"
     done
-    unset base base_pic hashes
+    unset best best_pic failed hashes base base_pic
   done
   rm -f "$raw"
 done
