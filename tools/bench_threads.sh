@@ -12,8 +12,9 @@
 #                     /tmp and builds tools/x264_raw_bench.cpp against its libx264.a); without it, an `x264` on
 #                     the PATH is used; without either, no x264 column.
 # Columns: fps = frames / wall time of the whole process at the larger count (start-up, reading, writing included,
-# as a user sees it); steady = (large - small) / (t_large - t_small): the frames/s once running, without the
-# process and CUDA start-up (~0.3 s); a difference of two whole-process times, so one slow run can throw it far off.
+# as a user sees it; the fastest run); steady = (large - small) / (t_large - t_small) of the two runs of one round,
+# taken one after the other, the median over the rounds: the frames/s once running, without the process and CUDA
+# start-up (~0.3 s); a difference of two whole-process times, so one slow run can throw it far off.
 # pic/s (gme264's runs) = 1000 / the median milliseconds per picture at the larger count, from GME_PICTURE_TRACE=1
 # (tools/picture_timeline.py: the pictures after the third), the firmer figure. x = the rate before it / the same
 # rate at 1 thread. "same" checks that gme264's stream is byte-identical at every thread count (per run, size and
@@ -138,22 +139,29 @@ for size in $sizes; do
     declare -A best=()      # [run,threads,frames] -> the fastest run's seconds
     declare -A best_pic=()  # [run,threads] -> the best pictures/s
     declare -A failed=()
+    declare -A steadies=()  # [run,threads] -> each round's steady rate
     declare -A hashes=()
     # Round by round over every configuration, so a host whose speed drifts during the call touches every thread
     # count alike (each figure is the best of its ROUNDS runs, taken across the whole call).
     for ((r = 0; r < rounds; r++)); do
       for t in $threads; do
         for run in $runs; do
+          round_secs=()
           for n in $small $large; do
             k="$run,$t,$n"
             if measure "$run" "$t" "$n"; then
               best[$k]=$(lesser "${best[$k]:-}" "$sec")
+              round_secs+=("$sec")
               [ "$n" = "$large" ] && best_pic[$run,$t]=$(greater "${best_pic[$run,$t]:-}" "$pic")
             else
               failed[$run,$t]=1
               tail -3 "$tmp/log" | sed "s/^/  $run t=$t: /" | tee -a "$report"
             fi
           done
+          # This round's steady rate: its two runs were taken one after the other, under the same host conditions.
+          [ ${#round_secs[@]} = 2 ] && steadies[$run,$t]+="$(python3 -c "
+ts, tl = ${round_secs[0]}, ${round_secs[1]}
+print('%.4f' % (($large - $small) / (tl - ts)) if tl > ts else '-')") "
         done
       done
     done
@@ -168,10 +176,13 @@ for size in $sizes; do
           [ $run != x264 ] && line+=$(printf ' | %42s' "-") || line+=$(printf ' | %26s' "-")
           continue
         fi
-        # steady: "-" when the larger count did not take longer (too few frames to tell)
+        # steady: the median over the rounds of each round's rate ("-" where the larger count did not take longer:
+        # too few frames to tell)
         read -r fps steady <<<"$(python3 -c "
-s, l, ts, tl = $small, $large, ${best[$run,$t,$small]}, ${best[$run,$t,$large]}
-print('%.2f %s' % (l / tl, '%.2f' % ((l - s) / (tl - ts)) if tl > ts else '-'))")"
+import statistics
+l, tl = $large, ${best[$run,$t,$large]}
+v = [float(x) for x in '${steadies[$run,$t]:-}'.split() if x != '-']
+print('%.2f %s' % (l / tl, '%.2f' % statistics.median(v) if v else '-'))")"
         [ -n "${base[$run]:-}" ] || base[$run]=$steady
         x=$(python3 -c "
 a, b = '$steady', '${base[$run]}'
@@ -192,7 +203,7 @@ print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
       n=$(echo "${hashes[$run]:-}" | tr ' ' '\n' | sed '/^$/d' | sort -u | wc -l)
       say "same $run stream at every thread count: $([ "$n" = 1 ] && echo yes || echo "NO ($n different streams)")"
     done
-    unset best best_pic failed hashes base base_pic
+    unset best best_pic failed steadies hashes base base_pic
   done
   rm -f "$raw"
 done
