@@ -5,9 +5,10 @@
 // which the GPU takes off the CPU. Same stream at every thread count (checked), and the same as the first encode.
 //
 // Usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]
-//   (raw 4:2:0 input; default threads 1 2; the configuration is cfg/encoder_baseline.cfg's defaults, i.e.
-//   EncoderParams' defaults, with GPUIntegerME = 1 and IntraPeriod 12, plus the -p settings of EncoderParams
-//   fields named below). Prints per thread count the seconds and frames/s of the encode (median of ROUNDS=3,
+//   (raw 4:2:0 input; default threads 1 2; the configuration is lencod's with cfg/encoder_baseline.cfg, run from
+//   the repository root, and GPUIntegerME = 1, IntraPeriod 12, then the -p settings: any lencod key, read by
+//   lencod's own parser, so the replay codes what `lencod -d cfg/encoder_baseline.cfg` codes). Prints per thread
+//   count the seconds and frames/s of the encode (median of ROUNDS=3,
 //   interleaved; and the fastest, which on a shared machine is the one least disturbed) and the speed-up over the
 //   first count. PROBE=1 (shared machines): before each round a busy loop runs on as many threads as the largest
 //   count and on one; rounds where it did not get that many cores (less than 90 % of the ideal speed-up) are left
@@ -25,6 +26,7 @@
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
 #include "gpu/gpu_me.h"
+#include "lencod/config.h"
 
 namespace {
 
@@ -91,24 +93,6 @@ double busy(int threads) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool set_param(gme::EncoderParams& p, const std::string& kv) {
-  const size_t eq = kv.find('=');
-  if (eq == std::string::npos) return false;
-  const std::string k = kv.substr(0, eq);
-  const int v = std::atoi(kv.c_str() + eq + 1);
-  if (k == "QPISlice") p.qp_i = v;
-  else if (k == "QPPSlice") p.qp_p = v;
-  else if (k == "SearchRange") p.search_range = v;
-  else if (k == "IntraPeriod") p.intra_period = v;
-  else if (k == "NumberReferenceFrames") p.num_ref_frames = v;
-  else if (k == "RDOptimization") p.rd_optimization = v;
-  else if (k == "GPUTopK") p.gpu_top_k = v;
-  else if (k == "SliceMode") p.slice_mode = v;
-  else if (k == "SliceArgument") p.slice_argument = v;
-  else return false;
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,24 +100,40 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]\n");
     return 2;
   }
-  gme::EncoderParams p;
-  p.input_file = argv[1];
-  p.source_width = std::atoi(argv[2]);
-  p.source_height = std::atoi(argv[3]);
-  p.frames_to_encode = std::atoi(argv[4]);
-  p.gpu_integer_me = 1;
-  p.intra_period = 12;
+  // lencod's command line for the same encode: the stock configuration file, the clip, then the -p settings.
+  std::vector<std::string> args = {"bench_replay", "-d", "cfg/encoder_baseline.cfg",
+                                   "-p", std::string("InputFile=") + argv[1],
+                                   "-p", std::string("SourceWidth=") + argv[2],
+                                   "-p", std::string("SourceHeight=") + argv[3],
+                                   "-p", std::string("FramesToBeEncoded=") + argv[4],
+                                   "-p", "GPUIntegerME=1",
+                                   "-p", "IntraPeriod=12"};
   std::vector<int> threads;
   for (int i = 5; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-p" && i + 1 < argc) {
-      if (!set_param(p, argv[++i])) {
-        std::fprintf(stderr, "bench_replay: cannot set %s\n", argv[i]);
+      args.push_back("-p");
+      args.push_back(argv[++i]);
+    } else {
+      char* end = nullptr;
+      const long t = std::strtol(a.c_str(), &end, 10);
+      if (*end != '\0' || t < 1 || t > 1024) {
+        std::fprintf(stderr, "bench_replay: '%s': expected a thread count from 1 to 1024 or -p Key=Value\n", a.c_str());
         return 2;
       }
-    } else {
-      threads.push_back(std::atoi(a.c_str()));
+      threads.push_back(static_cast<int>(t));
     }
+  }
+  gme::EncoderParams p;
+  try {
+    std::vector<const char*> av;
+    for (const std::string& a : args) av.push_back(a.c_str());
+    gme::CommandLine cl = gme::parse_command_line(static_cast<int>(av.size()), av.data());
+    for (const std::string& w : cl.warnings) std::fprintf(stderr, "bench_replay: warning: %s\n", w.c_str());
+    p = cl.params;
+  } catch (const gme::ConfigError& e) {
+    for (const std::string& line : e.lines()) std::fprintf(stderr, "bench_replay: error: %s\n", line.c_str());
+    return 2;
   }
   if (threads.empty()) threads = {1, 2};
   const int rounds = std::getenv("ROUNDS") ? std::max(1, std::atoi(std::getenv("ROUNDS"))) : 3;
