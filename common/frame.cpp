@@ -49,16 +49,6 @@ void Plane::extend_borders() {
   extend_bottom();
 }
 
-void Frame::alloc(int coded_w, int coded_h, int visible_w, int visible_h) {
-  width = coded_w;
-  height = coded_h;
-  crop_width = visible_w;
-  crop_height = visible_h;
-  plane[0].alloc(coded_w, coded_h, kLumaPad);
-  plane[1].alloc(coded_w / 2, coded_h / 2, kChromaPad);
-  plane[2].alloc(coded_w / 2, coded_h / 2, kChromaPad);
-}
-
 void Frame::reshape(int coded_w, int coded_h, int visible_w, int visible_h) {
   width = coded_w;
   height = coded_h;
@@ -67,6 +57,11 @@ void Frame::reshape(int coded_w, int coded_h, int visible_w, int visible_h) {
   plane[0].reshape(coded_w, coded_h, kLumaPad);
   plane[1].reshape(coded_w / 2, coded_h / 2, kChromaPad);
   plane[2].reshape(coded_w / 2, coded_h / 2, kChromaPad);
+}
+
+void Frame::alloc(int coded_w, int coded_h, int visible_w, int visible_h) {
+  for (Plane& p : plane) p.storage.clear();  // no storage of the right size: reshape() allocates it cleared
+  reshape(coded_w, coded_h, visible_w, visible_h);
 }
 
 }  // namespace gme
