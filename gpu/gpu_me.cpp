@@ -1,12 +1,18 @@
 // Chooses between the CUDA search and its twin (gpu_me.h).
 #include "gpu/gpu_me.h"
 
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
 
 namespace gme {
+
+void set_default_cuda_connections() {
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(kCudaConnections).c_str(), /*overwrite=*/0);
+}
 
 std::unique_ptr<PictureIntegerSearch> make_picture_search_twin(const DspFuncs& dsp) {
   return std::make_unique<TwinPictureSearch>(dsp);

@@ -583,7 +583,9 @@ std::unique_ptr<GpuPictureSearch> create_cuda_search(int device, const DspFuncs&
     trace.step("cudaGetDeviceCount (driver init)");
     CUDA_CHECK(cudaSetDevice(device));
     CUDA_CHECK(cudaFree(nullptr));  // creates the context now, so the trace can tell it apart
-    trace.step("context creation");
+    const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");  // its cost grows with them (gpu_me.h)
+    trace.step(("context creation (" + std::string(connections ? connections : "the driver's default") +
+                " connections)").c_str());
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     const std::string unusable = unusable_device_reason(device, prop);

@@ -255,6 +255,7 @@ int run(int argc, const char* const* argv) {
 }  // namespace gme
 
 int main(int argc, char** argv) {
+  gme::set_default_cuda_connections();  // before any thread and any CUDA call (gpu/gpu_me.h)
   // SIGPIPE/SIGXFSZ become write errors; Ctrl-C and kill leave no temporary file and say where they stopped.
   gme::install_signal_handlers("lencod");
   try {

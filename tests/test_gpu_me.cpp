@@ -171,6 +171,25 @@ std::string describe(const PictureSearchRequest& q) {
          " lambda " + std::to_string(q.lambda_factor);
 }
 
+// ---- The driver's environment ----------------------------------------------------------------------------------
+// set_default_cuda_connections() gives the driver kCudaConnections work queues per context unless the user chose a
+// number; the process's own value comes back afterwards, so the GPU tests' contexts are made as before.
+TEST(GpuMeEnvironment, CudaConnectionsDefaultKeepsTheUsersChoice) {
+  const char* kVar = "CUDA_DEVICE_MAX_CONNECTIONS";
+  const char* before = std::getenv(kVar);
+  const std::string saved = before ? before : "";
+  unsetenv(kVar);
+  set_default_cuda_connections();
+  const char* v = std::getenv(kVar);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(std::string(v), std::to_string(kCudaConnections));
+  setenv(kVar, "7", 1);
+  set_default_cuda_connections();
+  EXPECT_EQ(std::string(std::getenv(kVar)), "7");
+  if (before) setenv(kVar, saved.c_str(), 1);
+  else unsetenv(kVar);
+}
+
 // ---- Twin against the oracle ----------------------------------------------------------------------------------
 TEST(GpuMeTwin, MatchesOracleOnRandomScenes) {
   std::mt19937 rng(1234);

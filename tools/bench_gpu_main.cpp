@@ -118,6 +118,7 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
 }  // namespace
 
 int main(int argc, char** argv) {
+  gme::set_default_cuda_connections();  // lencod's environment, so the figures are lencod's
   int reps = 30;
   bool twin_all = false, no_twin = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)

@@ -17,7 +17,8 @@
 # The pre-cut source comes from `git archive gpu-before-cut` where .git is there, else from build/precut.tar (made
 # beforehand with `mkdir -p build && git archive -o build/precut.tar gpu-before-cut`); without either, step 4 runs
 # this build alone. STEPS="build tests ptx bench concurrency sanitize" chooses steps (default: all); CONC_N and
-# CONC_FRAMES change step 5's process counts (default "1 4 8 16") and clip length (60).
+# CONC_FRAMES change step 5's process counts (default "1 4 8 16") and clip length (260, a whole clip of a sweep:
+# each encode's time includes its CUDA start-up, as in a sweep).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-}}
@@ -177,12 +178,13 @@ fi
 # ---- 5. Concurrent encodes -------------------------------------------------------------------------------------------
 if want concurrency; then
   stamp "5. concurrent GPU encodes"
-  frames=${CONC_FRAMES:-60}
+  frames=${CONC_FRAMES:-260}
   clip="$tmp/c640.yuv"
   bin/synth -o "$clip" -s 640x480 -n "$frames" >/dev/null 2>&1
   : >"$out/concurrency.log"
-  run_batch() {  # label n
+  run_batch() {  # label n [environment for lencod]
     local label=$1 n=$2 i pids=() a
+    shift 2
     rm -f "$tmp"/enc_*.time "$tmp"/enc_*.log "$tmp/smi.csv"
     ( while :; do nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits >>"$tmp/smi.csv" 2>/dev/null
         sleep 0.2; done ) &
@@ -190,7 +192,7 @@ if want concurrency; then
     a=$(date +%s.%N)
     for i in $(seq 1 "$n"); do
       ( s=$(date +%s.%N)
-        bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$clip" -p SourceWidth=640 -p SourceHeight=480 \
+        env "$@" bin/lencod -d cfg/encoder_baseline.cfg -p InputFile="$clip" -p SourceWidth=640 -p SourceHeight=480 \
           -p FramesToBeEncoded="$frames" -p GPUIntegerME=1 -p OutputFile="$tmp/enc_$i.264" >"$tmp/enc_$i.log" 2>&1
         echo "$? $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')" >"$tmp/enc_$i.time" ) &
       pids+=($!)
@@ -219,6 +221,8 @@ if want concurrency; then
   note "concurrent GPU encodes (640x480, $frames frames, cfg/encoder_baseline.cfg + GPUIntegerME=1; $jobs cores):"
   note "$(printf '%-5s %3s %14s %12s %12s %10s %8s' mode N 'fps/encode' 'fps total' 'GPU MiB/proc' 'on GPU' failed)"
   for n in ${CONC_N:-1 4 8 16}; do run_batch plain "$n"; done
+  # The driver's own default of 8 connections (lencod sets 2 unless the environment says: gpu/gpu_me.h).
+  for n in 1 16; do run_batch conn8 "$n" CUDA_DEVICE_MAX_CONNECTIONS=8; done
   if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
     export CUDA_MPS_PIPE_DIRECTORY="$tmp/mps-pipe" CUDA_MPS_LOG_DIRECTORY="$tmp/mps-log"
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
