@@ -100,6 +100,13 @@ constexpr int kPenBytes = kPenSlots * 8;
 // Stage 2's screen reads each position's penalty key >> 33 as a u16 (clamped), two positions to a word in the
 // layout of the SAD pairs, so one packed add serves two positions (see add_min_u16x2).
 constexpr int kHalfBytes = (kPenSlots * 2 + 15) / 16 * 16;
+// The screen's u16 penalty of window slots past the edge and padding slots, and the clamp of real ones. The add is
+// mod 2^16: with 0xffff an invalid slot's sum would be its SAD - 1, small, and pass the screen (seven in ten of the
+// positions that passed were such slots). With 2^15 - 1 the sum stays at 2^15 - 1 or more, above any bound of the
+// small partitions, unless a 16x16 or 16x8 SAD passes 2^15 (a mean difference over 128), which only sends a slot to
+// the exact insertion. A sum of 2^15 - 1 or more therefore says nothing about a position: coset_bound takes it as
+// no bound.
+constexpr uint16_t kHalfCap = 0x7fffu;
 constexpr int kCurBytes = 256;
 // Stage 2's bounds, double-buffered across batches: each list's bound at the end of a batch, read by its
 // partition's 3 lists at the next batch.
@@ -359,7 +366,7 @@ __device__ __forceinline__ void load_current(const KernelArgs& a, const Macroblo
 __device__ __forceinline__ void mark_padding(const SharedLayout& s, int tid) {
   if (tid < kPenSlots - kBatch) {
     s.pen[kBatch + tid] = kInvalidPenKey;
-    s.half[kBatch + tid] = 0xffffu;
+    s.half[kBatch + tid] = kHalfCap;
   }
 }
 
@@ -509,7 +516,7 @@ GME_UNROLL
             static_cast<uint64_t>(spiral_index(dx, dy));
     }
     s.pen[4 * tid + k] = pen;
-    s.half[4 * tid + k] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(0xffffu)));
+    s.half[4 * tid + k] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(kHalfCap)));
   }
 }
 
@@ -529,7 +536,7 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
 GME_UNROLL
     for (int k = 0; k < 4; ++k) {
       s.pen[4 * tid + k] = kInvalidPenKey;
-      s.half[4 * tid + k] = 0xffffu;
+      s.half[4 * tid + k] = kHalfCap;
     }
   }
 }
@@ -653,8 +660,8 @@ GME_UNROLL
 
 // Centre batch: every position of the partition in the batch belongs to one of 2 C disjoint cosets (C = ceil(K / 2);
 // this lane's step st, even or odd half of a pair: coset (st mod C, half)). Each lane writes its minima of
-// (penalty key >> 33) + SAD per coset, saturated at 65535 (which stands for "no bound"; below that the sums are
-// exact), to column tid of s_coset. The cosets interleave finely (a step is 24 positions of one or two window
+// (penalty key >> 33) + SAD per coset, saturated at 65535 (below kHalfCap the sums are exact and belong to real
+// positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets interleave finely (a step is 24 positions of one or two window
 // rows), so each holds a position near the batch's best matches.
 template <int K>
 __device__ __forceinline__ void coset_minima(const uint32_t* row, const uint32_t* half2, int slice, int steps,
@@ -679,7 +686,8 @@ GME_UNROLL
 
 // After coset_minima and a barrier: the partition's coset minima are the smallest of its 3 lanes'; the K-th smallest
 // of the 2 C is a bound (the cosets are disjoint, so K distinct positions lie at or below it; odd K: K of K + 1
-// cosets, the second largest). ~0 where it is 65535, "no bound".
+// cosets, the second largest). ~0 where it is kHalfCap or more: such a minimum may come from an invalid slot or a
+// clamped penalty, "no bound".
 template <int K>
 __device__ __forceinline__ uint32_t coset_bound(const uint32_t* s_coset, int list_part) {
   constexpr int kClasses = (K + 1) / 2;
@@ -696,14 +704,15 @@ GME_UNROLL
     }
   }
   const uint32_t kth = (2 * kClasses == K) ? m1 : m2;
-  return kth >= 0xffffu ? ~0u : kth;
+  return kth >= kHalfCap ? ~0u : kth;
 }
 
 // Screens the batch's positions of this lane (its slice of partition row `row`) step by step in the order of
 // s_order, and inserts the entrants; returns the bound at the end. The screen works on u16 halves, two positions per
 // packed add-and-min: a position with (penalty key >> 33) + SAD <= bound has both terms and the sum below 2^16 when
-// the bound is (w16 = min(bound, 65535)), so it passes; what passes wrongly (a clamped penalty, a sum that wraps,
-// every position while the bound is 65535 or more) goes to insert_key, which compares whole 64-bit keys. The vote
+// the bound is (w16 = min(bound, 65535)), so it passes (a penalty clamped to kHalfCap only makes its sum smaller);
+// what passes wrongly (a clamped penalty, a sum that wraps, every position while the bound is 65535 or more) goes to
+// insert_key, which compares whole 64-bit keys. The vote
 // keeps the insertion a real branch (if-converted, its instructions would issue for every position) and needs whole
 // warps: threads past the last list thread scan partition 40 again and discard the result. With K >= kQueueMinK the
 // entrants are queued per lane and the warp inserts all queues together when some lane's queue would overflow and
