@@ -148,6 +148,10 @@ static_assert(kPenSlots - kBatch <= kThreads, "one thread per padding slot");
 static_assert(kLambdaBits + kSpiralBits == 33, "stage 2 screens on key >> 33 = penalty >> 33 + SAD");
 static_assert(sizeof(Candidate) == 8 && offsetof(Candidate, sad) == 4, "kernel writes Candidate as uint2");
 
+// load_tile's fast path gives each thread one column of the tile: a tile row (at SearchRange 128, the largest
+// check_search_request accepts) must have fewer words than the block has threads.
+static_assert((2 * 128 + 1 + 3) / 4 + 4 < kThreads, "a tile row per block of threads");
+
 struct Geometry {
   int win, groups_per_row, num_groups, tile_words, tile_rows;
   size_t smem;
@@ -408,8 +412,24 @@ __device__ __forceinline__ TileWalk tile_walk(const KernelArgs& a, int tid) {
 
 // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the picture:
 // unbounded edge replication, whatever the vector.
+//
+// Most blocks need neither the clamp nor the shift: with the window centred on a whole multiple of 4 pels (a zero
+// centre, GPUSearchCenter 0, the usual case) ox is a multiple of 4, and away from the picture's edges every word of
+// the batch's rows lies inside the picture. Those blocks load whole aligned words, each thread one column of the
+// tile (its walk's first word) every t.dr rows: one load and one store a word instead of the general path's two
+// loads, clamps and shift (the same words: the clamp and shift change nothing there).
 __device__ __forceinline__ void load_tile(const KernelArgs& a, const Macroblock& m, const Batch& b, const TileWalk& t,
                                           uint32_t* s_tile, int tid) {
+  const int y0 = m.oy + b.wy_first;
+  if ((m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && y0 >= 0 && y0 + b.rows <= a.height) {
+    if (tid < t.dr * a.tile_words) {  // t.dr >= 1 (the static_assert above Geometry)
+      const uint32_t* src =
+          reinterpret_cast<const uint32_t*>(a.ref + static_cast<size_t>(y0 + t.r0) * a.pitch + m.ox) + t.w0;
+      const size_t step = static_cast<size_t>(t.dr) * (a.pitch / 4);  // the pitch is a whole number of macroblocks
+      for (int r = t.r0; r < b.rows; r += t.dr, src += step) s_tile[r * a.tile_words + t.w0] = __ldg(src);
+    }
+    return;
+  }
   for (int idx = tid, r = t.r0, w = t.w0; idx < b.rows * a.tile_words; idx += kThreads) {
     const int y = min(max(m.oy + b.wy_first + r, 0), a.height - 1);
     const uint8_t* row = a.ref + static_cast<size_t>(y) * a.pitch;

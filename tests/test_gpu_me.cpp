@@ -484,6 +484,15 @@ TEST_P(KernelEmu, MatchesTwinOnRandomScenes) {
     }
 }
 
+TEST_P(KernelEmu, MatchesTwinWhereWindowsLieInsideThePicture) {
+  // Away from the edges, a window centred on a whole multiple of 4 pels takes load_tile's aligned path (whole words,
+  // no clamp); edge macroblocks and other centres take the clamped one, in the same launch.
+  std::mt19937 rng(4242);
+  for (int range : {8, 16})
+    for (int k : {1, 8})
+      expect_matches_twin(make_scene(8, 7, 1, range, k, rng, Content::kSmooth, /*far_centres=*/false).req);
+}
+
 TEST_P(KernelEmu, MatchesTwinOnTiesAndEdges) {
   std::mt19937 rng(314);
   for (int lambda : {0, 65536, 5500000}) {
