@@ -11,7 +11,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -29,11 +31,12 @@
 namespace gme {
 namespace {
 
+// A fresh, empty folder of its own (mkdtemp): a name made of the process id alone was reused once the id came round
+// again, and a test that checks that nothing was written then found an earlier run's output.
 std::string temp_dir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "rdsweep_" + name + "_" + std::to_string(::getpid());
-  std::string err;
-  EXPECT_TRUE(make_dirs(d, &err)) << err;
-  return d;
+  std::string t = ::testing::TempDir() + "rdsweep_" + name + "_XXXXXX";
+  EXPECT_NE(::mkdtemp(&t[0]), nullptr) << t << ": " << std::strerror(errno);
+  return t;
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
