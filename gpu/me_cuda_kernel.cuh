@@ -17,7 +17,8 @@
 //     batch first, then alternately below and above it (batch_at):
 //       load_step_order     the batch's stage-2 step order (step_order_table, computed on the host)
 //       publish_lists       after the centre batch only: every list's keys >> 33, for pool_bound
-//       load_tile           the reference rows the batch reads, every fetch clamped into the picture
+//       load_tile           the reference rows the batch reads, every fetch clamped into the picture (whole
+//                           aligned words, one column per thread, where the window allows)
 //       pool_bound          after the centre batch only: the K-th key >> 33 of a partition's 3 lists together
 //       stage 1 (threads 0..95, one group each)
 //         group_sads        16 4x4 SADs of the group's 4 positions (VABSDIFF4 on funnel-shifted words)
