@@ -16,13 +16,14 @@ namespace gme {
 std::unique_ptr<PictureIntegerSearch> make_picture_search(int device, const DspFuncs& dsp, std::string* why);
 
 // The CUDA driver gives each context CUDA_DEVICE_MAX_CONNECTIONS hardware work queues (8 unless the environment
-// says), and sets them all up when the context is created, one process at a time: with 16 encodes starting together
-// on one GPU, as rdsweep -j 16 starts them, the last waited ~1.8 s for its context. The search needs no more than
-// kCudaConnections queues (its bands are launched in order; the waits for rows of the answer stay the same), and
-// with them a context is made in a fraction of the time. set_default_cuda_connections() sets the variable to
-// kCudaConnections unless the environment has it already (the user's choice wins). The driver reads it when the
-// process creates its context, so a program calls this at the start of main(), before its threads: setenv is not
-// safe beside other threads' getenv. It changes no result, only how long the start-up takes (doc/GPU.md).
+// says), and sets them all up when the context is created, one process at a time: encodes that start together on
+// one GPU, as rdsweep -j starts them, wait for each other's contexts, the longer the more queues each has. The
+// search needs no more than kCudaConnections queues (its bands are launched in order; the waits for rows of the
+// answer stay the same), and with them a context is made in a fraction of the time. set_default_cuda_connections()
+// sets the variable to kCudaConnections unless the environment has it already (the user's choice wins). The driver
+// reads it when the process creates its context, so a program calls this at the start of main(), before its
+// threads: setenv is not safe beside other threads' getenv. It changes no result, only how long the start-up takes
+// (doc/GPU.md).
 constexpr int kCudaConnections = 2;
 void set_default_cuda_connections();
 

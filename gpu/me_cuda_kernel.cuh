@@ -102,8 +102,8 @@ constexpr int kPenBytes = kPenSlots * 8;
 // layout of the SAD pairs, so one packed add serves two positions (see add_min_u16x2).
 constexpr int kHalfBytes = (kPenSlots * 2 + 15) / 16 * 16;
 // The screen's u16 penalty of window slots past the edge and padding slots, and the clamp of real ones. The add is
-// mod 2^16: with 0xffff an invalid slot's sum would be its SAD - 1, small, and pass the screen (seven in ten of the
-// positions that passed were such slots). With 2^15 - 1 the sum stays at 2^15 - 1 or more, above any bound of the
+// mod 2^16: with 0xffff an invalid slot's sum would be its SAD - 1, small, and nearly every such slot would pass the
+// screen only to be refused by the insertion. With 2^15 - 1 the sum stays at 2^15 - 1 or more, above any bound of the
 // small partitions, unless a 16x16 or 16x8 SAD passes 2^15 (a mean difference over 128), which only sends a slot to
 // the exact insertion. A sum of 2^15 - 1 or more therefore says nothing about a position: coset_bound takes it as
 // no bound.
@@ -682,8 +682,9 @@ GME_UNROLL
 // Centre batch: every position of the partition in the batch belongs to one of 2 C disjoint cosets (C = ceil(K / 2);
 // this lane's step st, even or odd half of a pair: coset (st mod C, half)). Each lane writes its minima of
 // (penalty key >> 33) + SAD per coset, saturated at 65535 (below kHalfCap the sums are exact and belong to real
-// positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets interleave finely (a step is 24 positions of one or two window
-// rows), so each holds a position near the batch's best matches.
+// positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets
+// interleave finely (a step is 24 positions of one or two window rows), so each holds a position near the batch's
+// best matches.
 template <int K>
 __device__ __forceinline__ void coset_minima(const uint32_t* row, const uint32_t* half2, int slice, int steps,
                                              uint32_t* s_coset, int tid) {
