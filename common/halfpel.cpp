@@ -107,7 +107,9 @@ GME_AVX2 inline __m256i tap16x16(__m256i p0, __m256i p1, __m256i p2, __m256i p3,
   const __m256i t = _mm256_sub_epi16(_mm256_slli_epi16(s23, 2), s14);  // 4 s23 - s14
   return _mm256_add_epi16(_mm256_add_epi16(p0, p5), _mm256_add_epi16(_mm256_slli_epi16(t, 2), t));
 }
-GME_AVX2 inline void store16(uint8_t* p, __m256i v16) {  // 16-bit lanes saturated to bytes, in order
+// The 16 words saturated to bytes. The two 128-bit halves are packed with one SSE2 packus rather than AVX2's, which
+// packs within each half and would interleave them.
+GME_AVX2 inline void store16(uint8_t* p, __m256i v16) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                    _mm_packus_epi16(_mm256_castsi256_si128(v16), _mm256_extracti128_si256(v16, 1)));
 }
