@@ -48,6 +48,30 @@ struct Encoder::Impl {
     return e;
   }
 
+  // A picture started and not yet finished (several threads), with the pictures it reads.
+  struct Flight {
+    PictureInFlightPtr picture;
+    Held h;
+    std::shared_ptr<const Frame> next;
+  };
+  Flight start(Held h, std::shared_ptr<const Frame> next, Flight* before) {
+    Flight f;
+    f.picture = start_picture(state, *h.frame, next.get(), before ? before->picture.get() : nullptr);
+    f.h = std::move(h);
+    f.next = std::move(next);
+    return f;
+  }
+  EncodedPicture finish(Flight& f) {
+    EncodedPicture e;
+    e.result = finish_picture(state, *f.picture, e.bytes);
+    e.user_index = f.h.user_index;
+    e.source = std::move(f.h.frame);
+    e.recon = picture_recon(*f.picture);
+    e.mbs = state.mbs;
+    f.picture.reset();
+    return e;
+  }
+
   // ---- One thread (Threads = 1): everything happens in push() and flush(), on the caller's thread.
 
   // Codes held pictures in order as far as possible without waiting for the GPU start-up (unless draining). While
@@ -71,10 +95,13 @@ struct Encoder::Impl {
   // The frame after the one just taken from `held`, if pushed already (under `m` when async).
   std::shared_ptr<const Frame> next_held() const { return held.empty() ? nullptr : held.front().frame; }
 
-  // ---- Several threads: pictures are coded on a thread of their own (the pool's worker 0), so the caller's reading,
+  // ---- Several threads: pictures are coded on a thread of their own (the coder thread), so the caller's reading,
   // PSNR and writing of one picture overlap the coding of the next. push() returns once the picture is queued (it
   // waits while kQueued pictures are, or while the GPU start-up holds held_limit()), pull() hands out what is done,
-  // flush() waits for the rest. Same pictures, same order, same bytes as one thread.
+  // flush() waits for the rest. Same pictures, same order, same bytes as one thread. Where overlap_pictures() allows
+  // it, the coder starts the next held picture before it finishes the one in flight, so the next picture's rows
+  // follow this one's on the workers (doc/THREADS.md, "Pictures in flight"); with no picture held it finishes the
+  // one in flight, so it never waits for input with a picture unfinished.
   static constexpr size_t kQueued = 2;
   bool async = false;
   std::thread coder;
@@ -104,40 +131,77 @@ struct Encoder::Impl {
   // pump() on the coder thread: the state is the coder's while `busy`, and nobody else's but under `m` while idle.
   void coder_loop() {
     std::unique_lock<std::mutex> lock(m);
+    std::unique_ptr<Flight> flying;  // the picture in flight (only while busy)
+    const auto finish_flying = [&] {  // called unlocked
+      EncodedPicture e = finish(*flying);
+      flying.reset();
+      lock.lock();
+      done.push_back(std::move(e));
+      me_path = state.me_path;
+      state_cv.notify_all();
+      lock.unlock();
+    };
     for (;;) {
       work_cv.wait(lock, [&] { return stop || (!error && !held.empty()); });
       if (stop) return;
       busy = true;
       try {
-        if (!draining && next_picture_waits_for_gpu(state)) {
-          const int a = next_picture_ahead(state);
-          if (a >= 0 && a - state.coded < static_cast<int>(held.size())) {
-            const std::shared_ptr<Frame> frame = held[static_cast<size_t>(a - state.coded)].frame;
-            lock.unlock();
-            encode_picture_ahead(state, a, *frame);
-            lock.lock();
-            busy = false;
-            continue;
+        while (!held.empty()) {
+          if (!draining && next_picture_waits_for_gpu(state)) {
+            if (flying) {
+              lock.unlock();
+              finish_flying();
+              lock.lock();
+              continue;
+            }
+            const int a = next_picture_ahead(state);
+            if (a >= 0 && a - state.coded < static_cast<int>(held.size())) {
+              const std::shared_ptr<Frame> frame = held[static_cast<size_t>(a - state.coded)].frame;
+              lock.unlock();
+              encode_picture_ahead(state, a, *frame);
+              lock.lock();
+              continue;
+            }
+            if (held.size() < held_limit()) {  // take more input; look again when it comes, or soon
+              waiting_for_gpu = true;
+              busy = false;
+              state_cv.notify_all();
+              work_cv.wait_for(lock, std::chrono::milliseconds(2));
+              if (stop) return;
+              busy = true;
+              continue;
+            }
           }
-          if (held.size() < held_limit()) {  // take more input; look again when it comes, or soon
-            waiting_for_gpu = true;
-            busy = false;
-            state_cv.notify_all();
-            work_cv.wait_for(lock, std::chrono::milliseconds(2));
-            continue;
+          waiting_for_gpu = false;
+          Held h = std::move(held.front());
+          held.pop_front();
+          std::shared_ptr<const Frame> next = next_held();
+          state_cv.notify_all();  // room for the caller's next picture
+          lock.unlock();
+          if (flying && !overlap_pictures(state, *flying->picture)) finish_flying();
+          std::unique_ptr<Flight> started;
+          try {
+            started = std::make_unique<Flight>(start(std::move(h), std::move(next), flying.get()));
+          } catch (...) {
+            if (flying) finish_flying();  // the picture before is whole: handed out before the error
+            throw;
           }
+          if (flying) {
+            finish_flying();
+            queue_search_after(state, *started->picture);
+          }
+          flying = std::move(started);
+          lock.lock();
         }
-        waiting_for_gpu = false;
-        Held h = std::move(held.front());
-        held.pop_front();
-        std::shared_ptr<const Frame> next = next_held();
-        lock.unlock();
-        EncodedPicture e = code(std::move(h), std::move(next));
-        lock.lock();
-        done.push_back(std::move(e));
-        me_path = state.me_path;
+        if (flying) {  // nothing held: finish it rather than wait for input with a picture unfinished
+          lock.unlock();
+          finish_flying();
+          lock.lock();
+        }
       } catch (...) {
-        if (!lock.owns_lock()) lock.lock();
+        if (lock.owns_lock()) lock.unlock();
+        flying.reset();  // waits for its rows
+        lock.lock();
         error = std::current_exception();
       }
       busy = false;

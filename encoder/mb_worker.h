@@ -1,6 +1,7 @@
 // One macroblock worker: the scratch that each macroblock's analysis overwrites and the worker's share of the
 // picture's statistics. The in-order loop (encoder/slice.cpp) uses one, the wavefront (encoder/wavefront.cpp) one
-// per thread; nothing in a worker is shared, so workers never see each other's half-decided state.
+// per thread and picture in flight; nothing in a worker is shared, so workers never see each other's half-decided
+// state.
 #pragma once
 #include <cstdint>
 #include <memory>

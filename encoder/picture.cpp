@@ -19,6 +19,8 @@
 #include "me/me_sources.h"
 #include "encoder/mb_worker.h"
 #include "encoder/slice.h"
+#include "encoder/wavefront.h"
+#include "common/quant.h"
 
 namespace gme {
 namespace {
@@ -76,7 +78,8 @@ PictureSearchRequest integer_search_request(const EncoderState& s, const Picture
 // or the picture-level search (GPU or its twin) followed by re-ranking with the exact predictors (GPUIntegerME = 1).
 std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, const PictureParams& pp,
                                                              const Frame& src, const std::vector<const Frame*>& refs,
-                                                             PictureCandidates& cands, double* seconds) {
+                                                             PictureCandidates& cands, double* seconds,
+                                                             bool reference_grows) {
   const EncoderParams& p = s.p;
   const Lambdas lam = compute_lambdas(p, SliceType::P, pp.qp);
   if (p.gpu_integer_me == 0) {
@@ -90,6 +93,7 @@ std::unique_ptr<CandidateSourceFactory> make_integer_sources(EncoderState& s, co
   const auto t0 = Clock::now();
   PictureIntegerSearch& search = picture_search_ready(s);
   PictureSearchRequest req = integer_search_request(s, pp, src, refs);
+  req.reference_grows = reference_grows;
   picture_trace("search_call", pp.index);
   search.search(req, cands);
   picture_trace("search_returned", pp.index);
@@ -122,9 +126,12 @@ void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFa
   s.seq = make_sequence_header(p, coded_w, coded_h);
   if (p.threads < 0) throw std::runtime_error("Threads: expected 0 (every core) or a count >= 1");
   s.threads = resolve_thread_count(p.threads);
-  if (s.threads > 1) s.pool = std::make_unique<WorkerPool>(s.threads);
-  s.workers.clear();
-  for (int i = 0; i < s.threads; ++i) s.workers.push_back(std::make_unique<MbWorker>());
+  s.rows = std::make_unique<RowScheduler>(s.threads);
+  for (PictureSlot& slot : s.slots) {
+    slot.workers.clear();
+    for (int i = 0; i < s.threads; ++i) slot.workers.push_back(std::make_unique<MbWorker>());
+    slot.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
+  }
   dsp_init(cpu_flags_for(p.no_simd), s.dsp);
   s.mbs.assign(static_cast<size_t>(s.mb_w) * s.mb_h, MbInfo());
   s.rec = std::make_shared<Frame>();
@@ -204,45 +211,79 @@ PictureParams plan_picture(const EncoderState& s, int n) {
   return pp;
 }
 
-// The half-pel planes of `need[i]` into planes[i], attached to the frames, on every worker, while worker 0 first runs
-// `first` (the integer searches: a GPU's calls return once queued, and the CPU twin's runs beside the build)
-// and then joins in. The planes go in bands of rows that the workers take in turn (the build filters rows
-// independently: common/halfpel.h). Returns the seconds of the build beyond `first`.
-double build_planes_on_workers(EncoderState& s, const std::vector<Frame*>& need,
+// Whether the picture after `pp` (pp committed) is a P picture that is not an IDR one, within the encode.
+bool next_is_p(const EncoderState& s, const PictureParams& pp) {
+  const EncoderParams& p = s.p;
+  const int n = pp.index + 1;
+  if (n >= p.frames_to_encode || (p.idr_period > 0 && n % p.idr_period == 0)) return false;
+  const int last_idr = pp.idr ? pp.index : s.last_idr;
+  return !(p.intra_period > 0 && (n - intra_period_origin(p, last_idr)) % p.intra_period == 0);
+}
+
+// The half-pel planes of `need[i]` into planes[i], in bands of rows (the build filters rows independently:
+// common/halfpel.h), a band per item.
+class PlaneBands final : public RowJob {
+ public:
+  PlaneBands(EncoderState& s, PictureSlot& slot, const std::vector<Frame*>& need,
+             const std::vector<std::shared_ptr<HalfpelPlanes>>& planes)
+      : s_(s), slot_(slot), need_(need), planes_(planes), per_plane_(4 * s.threads) {
+    for (size_t i = 0; i < need.size(); ++i) prepare_halfpel_planes(need[i]->plane[0], planes[i].get());
+  }
+  int items() const { return per_plane_ * static_cast<int>(need_.size()); }
+  void run_item(int k, int worker) override {
+    const Plane& luma = need_[static_cast<size_t>(k / per_plane_)]->plane[0];
+    const int band = k % per_plane_;
+    const int top = -kHalfpelPad, rows = luma.height + 2 * kHalfpelPad;
+    const int y0 = top + static_cast<int>(static_cast<int64_t>(rows) * band / per_plane_);
+    const int y1 = top + static_cast<int>(static_cast<int64_t>(rows) * (band + 1) / per_plane_);
+    if (y1 > y0)
+      build_halfpel_plane_rows(s_.dsp.halfpel, luma, planes_[static_cast<size_t>(k / per_plane_)].get(), y0, y1,
+                               &slot_.workers[static_cast<size_t>(worker)]->halfpel);
+  }
+
+ private:
+  EncoderState& s_;
+  PictureSlot& slot_;
+  const std::vector<Frame*>& need_;
+  const std::vector<std::shared_ptr<HalfpelPlanes>>& planes_;
+  const int per_plane_;  // small enough that the coder thread finds bands left after `first`
+};
+
+// The half-pel planes of `need[i]` into planes[i], attached to the frames, on every thread, while the coder thread
+// first runs `first` (the integer searches: a GPU's calls return once queued, and the CPU twin's runs beside the
+// build) and then joins in. Returns the seconds of the build beyond `first`.
+double build_planes_on_workers(EncoderState& s, PictureSlot& slot, const std::vector<Frame*>& need,
                                const std::vector<std::shared_ptr<HalfpelPlanes>>& planes,
                                const std::function<void()>& first) {
-  for (size_t i = 0; i < need.size(); ++i) prepare_halfpel_planes(need[i]->plane[0], planes[i].get());
-  const int n = s.threads;
-  const int per_plane = 4 * n;  // small enough that worker 0 finds bands left after the search call
-  std::atomic<int> next{0};
-  std::atomic<double> extra{0};
-  s.pool->run(n, [&](int w) {
-    if (w == 0) {
-      first();
+  PlaneBands bands(s, slot, need, planes);
+  s.rows->submit(bands, bands.items());
+  try {
+    first();
+  } catch (...) {
+    try {
+      s.rows->wait(bands);
+    } catch (...) {
     }
-    const auto t0 = Clock::now();
-    for (int k; (k = next.fetch_add(1)) < per_plane * static_cast<int>(need.size());) {
-      const Plane& luma = need[static_cast<size_t>(k / per_plane)]->plane[0];
-      const int band = k % per_plane;
-      const int top = -kHalfpelPad, rows = luma.height + 2 * kHalfpelPad;
-      const int y0 = top + static_cast<int>(static_cast<int64_t>(rows) * band / per_plane);
-      const int y1 = top + static_cast<int>(static_cast<int64_t>(rows) * (band + 1) / per_plane);
-      if (y1 > y0)
-        build_halfpel_plane_rows(s.dsp.halfpel, luma, planes[static_cast<size_t>(k / per_plane)].get(), y0, y1,
-                                 &s.workers[static_cast<size_t>(w)]->halfpel);
-    }
-    if (w == 0) extra.store(seconds_since(t0));
-  });
+    throw;
+  }
+  const auto t0 = Clock::now();
+  s.rows->wait(bands);
   for (size_t i = 0; i < need.size(); ++i) need[i]->halfpel = planes[i];
-  return extra.load();
+  return seconds_since(t0);
 }
 
 // The reference list of the picture after `pp` once `rec` (pp's reconstruction) is committed: commit_picture's
-// sliding window, then PList0References as code_picture applies it.
+// sliding window (or the state's list where pp is committed already), then PList0References as start_picture
+// applies it.
 std::vector<const Frame*> next_reference_list(const EncoderState& s, const PictureParams& pp, const Frame& rec) {
-  std::vector<const Frame*> refs = {&rec};
-  if (!pp.idr)
+  std::vector<const Frame*> refs;
+  if (s.coded > pp.index) {
     for (const auto& f : s.refs) refs.push_back(f.get());
+  } else {
+    refs.push_back(&rec);
+    if (!pp.idr)
+      for (const auto& f : s.refs) refs.push_back(f.get());
+  }
   int n = std::min(static_cast<int>(refs.size()), s.p.num_ref_frames);
   if (s.p.p_list0_refs > 0 && s.p.p_list0_refs < n) n = s.p.p_list0_refs;
   refs.resize(static_cast<size_t>(std::max(n, 1)));
@@ -266,32 +307,100 @@ bool queue_next_search(EncoderState& s, const PictureParams& pp, const Frame& re
   return s.picture_search->search_ahead(req, 0);
 }
 
-// Codes one picture planned by plan_picture into `out` and a new reconstruction (deblocked, borders extended),
-// with s.mbs as its macroblock array; the reference list and counters are left to commit_picture.
-PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, std::vector<uint8_t>& out,
-                           std::shared_ptr<Frame>* rec_out, const Frame* next) {
-  const auto t_start = Clock::now();
+}  // namespace
+
+// The unmodified run with RDOptimization 0 keeps (0, 0) in every window (me/me_fullfast.cpp fullfast_window_centre:
+// the centre within +-SearchRange), so its integer vectors lie within 2 SearchRange, the sub-pel ones 3/4 pel
+// further (the gate's margin), and P_Skip's is the median of such. The GPU search with GPUSearchCenter = 0 centres
+// every window on (0, 0): SearchRange.
+int vector_reach(const EncoderParams& p) {
+  if (p.gpu_integer_me == 0 && p.rd_optimization == 0) return 2 * p.search_range;
+  if (p.gpu_integer_me == 1 && p.gpu_search_center == 0) return p.search_range;
+  return -1;
+}
+
+// A picture between start_picture and finish_picture. Members are destroyed in reverse order: the rows (which read
+// everything above them) first.
+struct PictureInFlight {
+  EncoderState* s = nullptr;
+  PictureParams pp;
+  PictureResult res;
+  bool from_ahead = false;        // coded ahead of its turn: `res`, `bytes`, `rec` and `mbs` hold it whole
+  std::vector<MbInfo> ahead_mbs;
+  std::vector<uint8_t> bytes;     // parameter sets, then (at finish) the slices
+  int slot = 0;
+  const Frame* src = nullptr;
+  std::shared_ptr<Frame> rec;
+  std::vector<const Frame*> refs;
+  // The references held until the picture is finished: the state's list lets go of the oldest when the next
+  // picture starts, and its last holder gives it back to the pool for reuse.
+  std::vector<std::shared_ptr<Frame>> ref_hold;
+  Clock::time_point t_start;
+  double picture_me_seconds = 0, planes_seconds = 0;
+  bool in_order = false;
+  SliceLoopStats st;              // the in-order loop's (coded in start_picture)
+  PictureCandidates cands;
+  std::unique_ptr<CandidateSourceFactory> sources;
+  std::shared_ptr<HalfpelPlanes> planes;    // rec's, built row by row (final_rows), for the next P picture
+  std::shared_ptr<FinalRows> final_rows;
+  std::shared_ptr<FinalRows> gate_rows;     // the picture before's, while this one's rows may wait for it
+  const Frame* next = nullptr;    // the next picture's source, if known when this one started
+  bool queued_next = false;       // the next picture's search is queued ahead on this one's rows
+  bool queue_later = false;       // started beside the picture before: its search is queued once that one is done
+  WavefrontPicturePtr wavefront;
+};
+
+void PictureInFlightDeleter::operator()(PictureInFlight* f) const { delete f; }
+
+std::shared_ptr<Frame> picture_recon(const PictureInFlight& f) { return f.rec; }
+
+bool overlap_pictures(const EncoderState& s, const PictureInFlight& before) {
+  if (s.threads <= 1 || s.p.slice_mode == 2 || picture_in_order(s) || before.from_ahead || !before.final_rows)
+    return false;
+  if (s.p.gpu_integer_me == 0 || plan_picture(s, s.coded).type == SliceType::I) return true;
+  // The GPU search: the next picture's search must be queued ahead on this one's rows (it is taken up while they
+  // are still reported); any other search call would read this one's reconstruction whole.
+  return before.queued_next;
+}
+
+void queue_search_after(EncoderState& s, PictureInFlight& f) {
+  if (!f.queue_later) return;
+  f.queue_later = false;
+  f.queued_next = queue_next_search(s, f.pp, *f.rec, f.next);
+  if (f.queued_next && f.final_rows) f.final_rows->attach(s.picture_search.get());
+}
+
+namespace {
+
+// Sets up a planned picture (references, planes, reconstruction, searches) and queues its rows; the in-order loop
+// codes them here.
+void start_coding(EncoderState& s, PictureInFlight& f, const Frame* next, PictureInFlight* before) {
+  PictureParams& pp = f.pp;
+  const Frame& src = *f.src;
+  f.t_start = Clock::now();
   picture_trace("picture", pp.index);
   if (src.width != s.mb_w * 16 || src.height != s.mb_h * 16)
     throw std::runtime_error("Encoder::encode: source frame has coded size " + std::to_string(src.width) + "x" +
                              std::to_string(src.height) + ", expected " + std::to_string(s.mb_w * 16) + "x" +
                              std::to_string(s.mb_h * 16));
   const EncoderParams& p = s.p;
-  std::vector<const Frame*> refs;
   std::vector<Frame*> need_planes;  // references whose half-pel planes are not built yet
   if (pp.type == SliceType::P) {
     int nrefs = static_cast<int>(s.refs.size());
     if (p.p_list0_refs > 0 && p.p_list0_refs < nrefs) nrefs = p.p_list0_refs;
     for (int i = 0; i < nrefs; ++i) {
-      Frame& f = *s.refs[i];
-      if (!p.disable_subpel_me && !f.halfpel) need_planes.push_back(&f);
-      refs.push_back(&f);
+      Frame& f2 = *s.refs[i];
+      if (!p.disable_subpel_me && !f2.halfpel) need_planes.push_back(&f2);
+      f.refs.push_back(&f2);
+      f.ref_hold.push_back(s.refs[i]);
     }
     pp.num_ref_idx_active = nrefs;
   }
+  PictureSlot& slot = s.slots[f.slot];
   // The planes sub-pel refinement reads, built when a picture is first used as a reference (not for a last picture
   // or an intra-only run, which never are); part of the sub-pel stage's cost. With the picture-level search they are
-  // built on another thread while search() waits for the GPU, and only a wait beyond the search counts.
+  // built on another thread while search() waits for the GPU, and only a wait beyond the search counts. Where the
+  // picture before built them row by row as its rows were deblocked (final_rows), they are attached already.
   // Planes taken here, on this thread (the pool is the state's); build() reuses their memory when the size matches
   // and gives them a new serial, so nothing of their last picture survives.
   std::vector<std::shared_ptr<HalfpelPlanes>> planes_for(need_planes.size());
@@ -304,8 +413,7 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
   };
   // With several threads the planes are built in bands on all of them, beside the integer search call; with one, on
   // another thread beside the search call (GPUIntegerME = 1) or here.
-  const bool planes_on_workers = s.pool != nullptr;
-  double planes_seconds = 0;
+  const bool planes_on_workers = s.threads > 1;
   std::future<void> planes_job;
   if (!need_planes.empty() && !planes_on_workers) {
     if (p.gpu_integer_me == 1) {
@@ -313,95 +421,84 @@ PictureResult code_picture(EncoderState& s, PictureParams pp, const Frame& src, 
     } else {
       const auto t_hp = Clock::now();
       build_planes();
-      planes_seconds = seconds_since(t_hp);
+      f.planes_seconds = seconds_since(t_hp);
     }
   }
 
-  PictureResult res;
+  PictureResult& res = f.res;
   res.type = pp.type;
   res.idr = pp.idr;
   res.qp = pp.qp;
   res.poc = pp.poc;
   res.frame_num = pp.frame_num;
-
-  const size_t out_start = out.size();
   if (pp.idr) {
-    write_nal_annexb(out, 3, kNalSps, write_sps(s.seq));
-    write_nal_annexb(out, 3, kNalPps, write_pps(s.seq));
+    write_nal_annexb(f.bytes, 3, kNalSps, write_sps(s.seq));
+    write_nal_annexb(f.bytes, 3, kNalPps, write_pps(s.seq));
   }
-  res.param_set_bits = static_cast<int64_t>(out.size() - out_start) * 8;
+  res.param_set_bits = static_cast<int64_t>(f.bytes.size()) * 8;
 
   // A recycled picture keeps its samples: the macroblocks write every one, and the borders follow from them.
-  std::shared_ptr<Frame> rec = s.frame_pool.take();
-  rec->reshape(src.width, src.height, p.source_width, p.source_height);
-  rec->frame_num = pp.frame_num;
-  rec->poc = pp.poc;
-  rec->id = s.next_frame_id++;
-  rec->is_idr = pp.idr;
-  // (s.mbs: the macroblock loop clears each macroblock before it codes it.)
+  f.rec = s.frame_pool.take();
+  Frame& rec = *f.rec;
+  rec.reshape(src.width, src.height, p.source_width, p.source_height);
+  rec.frame_num = pp.frame_num;
+  rec.poc = pp.poc;
+  rec.id = s.next_frame_id++;
+  rec.is_idr = pp.idr;
+  // (the slot's macroblocks: the macroblock loop clears each macroblock before it codes it.)
 
-  PictureCandidates cands;
-  double picture_me_seconds = 0;
-  std::unique_ptr<CandidateSourceFactory> sources;
-  bool queued_next = false;
-  // This picture's search, then the next picture's queued ahead (queue_next_search), beside the planes' build.
+  f.next = next;
+  // This picture's search, then the next picture's queued ahead (queue_next_search), beside the planes' build. With
+  // the picture before still in flight, its answer is completed first (its last rows no longer wait for the
+  // search, which takes up this picture's call on that picture's rows), and the next picture's search waits until
+  // the picture before is done (queue_search_after): the search holds one call queued ahead, and the rows of this
+  // picture would otherwise overwrite the answer the picture before still reads.
   const auto start_searches = [&] {
-    if (pp.type == SliceType::P) sources = make_integer_sources(s, pp, src, refs, cands, &picture_me_seconds);
+    if (pp.type == SliceType::P) {
+      if (before && before->sources) before->sources->complete();
+      f.sources = make_integer_sources(s, pp, src, f.refs, f.cands, &f.picture_me_seconds, before != nullptr);
+    }
+    if (before) {
+      f.queue_later = true;
+      return;
+    }
     const auto t_ahead = Clock::now();
-    queued_next = queue_next_search(s, pp, *rec, next);
-    picture_me_seconds += seconds_since(t_ahead);
+    f.queued_next = queue_next_search(s, pp, rec, next);
+    f.picture_me_seconds += seconds_since(t_ahead);
   };
-  if (!need_planes.empty() && planes_on_workers) planes_seconds = build_planes_on_workers(s, need_planes, planes_for, start_searches);
-  else start_searches();
+  if (!need_planes.empty() && planes_on_workers)
+    f.planes_seconds = build_planes_on_workers(s, slot, need_planes, planes_for, start_searches);
+  else
+    start_searches();
   if (planes_job.valid()) {
     const auto t_hp = Clock::now();
     planes_job.get();
-    planes_seconds = seconds_since(t_hp);
+    f.planes_seconds = seconds_since(t_hp);
   }
-  FinalRows final_rows(*rec, s.mb_h, queued_next ? s.picture_search.get() : nullptr);
+
+  s.rounding.start_picture(pp.type == SliceType::P, pp.qp, chroma_qp(pp.qp, p.chroma_qp_offset));
+  f.in_order = picture_in_order(s);
   picture_trace("rows_start", pp.index);  // references' planes built, search call returned
-  s.final_rows = &final_rows;
-  SliceLoopStats st;
-  try {
-    st = code_slices(s, pp, src, *rec, refs, sources.get(), out);  // deblocked too
-  } catch (...) {
-    s.final_rows = nullptr;
-    throw;
+  if (f.in_order) {
+    f.st = code_slices_in_order(s, slot, pp, src, rec, f.refs, f.sources.get(), f.bytes);
+    return;
   }
-  s.final_rows = nullptr;
-  if (sources && s.picture_search) {  // rows no partition search asked for (none, in practice) land before `cands` goes
-    const auto t_wait = Clock::now();
-    s.picture_search->wait_rows(s.mb_h);
-    picture_me_seconds += seconds_since(t_wait);
+  // The next picture's planes, row by row as this one's rows are final, where it will refine against them: several
+  // threads (one thread builds them beside the next picture's search call) and rows deblocked in the wavefront.
+  if (s.threads > 1 && p.slice_mode != 2 && !p.disable_subpel_me && next_is_p(s, pp)) {
+    f.planes = s.plane_pool.take();
+    prepare_halfpel_planes(rec.plane[0], f.planes.get());
+    rec.halfpel = f.planes;
   }
-  picture_trace("slices", pp.index);  // rows decided, coded and deblocked, slices written
-  res.num_slices = st.num_slices;
-  res.times = st.times;
-  res.times.split_partition_searches();
-  res.times.integer_me += picture_me_seconds;  // the waits inside the loop are in st.times.integer_me already
-  res.times.subpel_me += planes_seconds;
-  res.times.picture_search = picture_me_seconds + st.wait_seconds;
-  if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
-    s.prev_p_mv.resize(s.mbs.size());
-    for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];
+  f.final_rows = std::make_shared<FinalRows>(rec, s.mb_h, f.queued_next ? s.picture_search.get() : nullptr,
+                                             &s.dsp.halfpel, f.planes.get());
+  RowGate gate;
+  if (before && before->final_rows && pp.type == SliceType::P) {
+    f.gate_rows = before->final_rows;
+    gate.rows = f.gate_rows.get();
+    gate.reach = vector_reach(p);
   }
-  for (int i = 0; i < 9; ++i) res.mb_counts[i] = st.mb_counts[i];
-
-  if (!final_rows.borders_extended()) rec->extend_borders();  // loops that deblock after the rows
-  if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now
-    const auto t_pre = Clock::now();
-    s.picture_search->preload(rec->plane[0], rec->id);
-    const double pre = seconds_since(t_pre);
-    res.times.integer_me += pre;
-    res.times.picture_search += pre;
-  }
-
-  picture_trace("reference", pp.index);  // borders extended, sent to the search
-  res.bits = static_cast<int64_t>(out.size() - out_start) * 8 - res.param_set_bits;
-  res.bit_use = st.bit_use;
-  res.times.total = seconds_since(t_start);
-  *rec_out = std::move(rec);
-  return res;
+  f.wavefront = start_wavefront(s, slot, pp, src, rec, f.refs, f.sources.get(), f.final_rows.get(), gate);
 }
 
 // The picture's place in the state: sliding-window reference marking (the newest picture first, the oldest
@@ -417,25 +514,87 @@ void commit_picture(EncoderState& s, const PictureParams& pp, std::shared_ptr<Fr
 
 }  // namespace
 
-PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out, const Frame* next) {
+PictureInFlightPtr start_picture(EncoderState& s, const Frame& src, const Frame* next, PictureInFlight* before) {
+  PictureInFlightPtr f(new PictureInFlight);
+  f->s = &s;
   if (!s.ahead.empty() && s.ahead.front().index == s.coded) {  // coded while the GPU started: its turn now
     AheadPicture a = std::move(s.ahead.front());
     s.ahead.pop_front();
-    out.insert(out.end(), a.bytes.begin(), a.bytes.end());
-    s.mbs = std::move(a.mbs);
+    f->from_ahead = true;
+    f->pp = a.pp;
+    f->res = a.result;
+    f->res.encoded_ahead = true;
+    f->bytes = std::move(a.bytes);
+    f->ahead_mbs = std::move(a.mbs);
+    f->rec = a.rec;
     commit_picture(s, a.pp, std::move(a.rec));
-    a.result.encoded_ahead = true;
-    return a.result;
+    return f;
   }
-  const PictureParams pp = plan_picture(s, s.coded);
-  if (pp.idr) {
+  f->pp = plan_picture(s, s.coded);
+  if (f->pp.idr) {
     s.refs.clear();  // IDR: every reference is marked unused
     s.last_idr = s.coded;
   }
-  std::shared_ptr<Frame> rec;
-  PictureResult res = code_picture(s, pp, src, out, &rec, next);
-  commit_picture(s, pp, std::move(rec));
+  f->src = &src;
+  f->slot = s.next_slot;
+  s.next_slot ^= 1;
+  start_coding(s, *f, next, before);
+  commit_picture(s, f->pp, f->rec);
+  return f;
+}
+
+PictureResult finish_picture(EncoderState& s, PictureInFlight& f, std::vector<uint8_t>& out) {
+  if (f.from_ahead) {
+    out.insert(out.end(), f.bytes.begin(), f.bytes.end());
+    s.mbs = std::move(f.ahead_mbs);
+    return f.res;
+  }
+  const PictureParams& pp = f.pp;
+  PictureResult& res = f.res;
+  PictureSlot& slot = s.slots[f.slot];
+  SliceLoopStats st = f.in_order ? f.st : finish_wavefront(*f.wavefront, f.bytes);
+  f.wavefront.reset();
+  f.gate_rows.reset();
+  if (f.sources) {  // rows no partition search asked for (none, in practice) land before `cands` goes
+    const auto t_wait = Clock::now();
+    f.sources->complete();
+    f.picture_me_seconds += seconds_since(t_wait);
+  }
+  f.sources.reset();
+  picture_trace("slices", pp.index);  // rows decided, coded and deblocked, slices written
+  res.num_slices = st.num_slices;
+  res.times = st.times;
+  res.times.split_partition_searches();
+  res.times.integer_me += f.picture_me_seconds;  // the waits inside the loop are in st.times.integer_me already
+  res.times.subpel_me += f.planes_seconds;
+  res.times.picture_search = f.picture_me_seconds + st.wait_seconds;
+  std::swap(s.mbs, slot.mbs);  // the state shows the last finished picture's; the slot's are overwritten row by row
+  if (pp.type == SliceType::P) {  // co-located vectors for GPUSearchCenter = 1
+    s.prev_p_mv.resize(s.mbs.size());
+    for (size_t m = 0; m < s.mbs.size(); ++m) s.prev_p_mv[m] = s.mbs[m].is_intra() ? MV() : s.mbs[m].mv[0];
+  }
+  for (int i = 0; i < 9; ++i) res.mb_counts[i] = st.mb_counts[i];
+
+  Frame& rec = *f.rec;
+  if (!f.final_rows || !f.final_rows->borders_extended()) rec.extend_borders();  // loops that deblock after the rows
+  if (s.picture_search) {  // GPUIntegerME = 1 and started: the next P picture's reference goes to the GPU now
+    const auto t_pre = Clock::now();
+    s.picture_search->preload(rec.plane[0], rec.id);
+    const double pre = seconds_since(t_pre);
+    res.times.integer_me += pre;
+    res.times.picture_search += pre;
+  }
+  picture_trace("reference", pp.index);  // borders extended, sent to the search
+  res.bits = static_cast<int64_t>(f.bytes.size()) * 8 - res.param_set_bits;
+  res.bit_use = st.bit_use;
+  res.times.total = seconds_since(f.t_start);
+  out.insert(out.end(), f.bytes.begin(), f.bytes.end());
   return res;
+}
+
+PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out, const Frame* next) {
+  PictureInFlightPtr f = start_picture(s, src, next, nullptr);
+  return finish_picture(s, *f, out);
 }
 
 int next_picture_ahead(const EncoderState& s) {
@@ -463,20 +622,22 @@ int picture_to_encode_ahead(const EncoderState& s) { return next_picture_waits_f
 void encode_picture_ahead(EncoderState& s, int index, const Frame& src) {
   if (index < 0 || index != next_picture_ahead(s))
     throw std::logic_error("encode_picture_ahead: picture " + std::to_string(index) + " is not the next to code ahead");
+  PictureInFlight f;
+  f.s = &s;
+  f.pp = plan_picture(s, index);
+  if (f.pp.type != SliceType::I || f.pp.idr) throw std::logic_error("encode_picture_ahead: not a non-IDR I picture");
+  f.src = &src;
+  f.slot = s.next_slot;
+  s.next_slot ^= 1;
+  start_coding(s, f, nullptr, nullptr);
   AheadPicture a;
   a.index = index;
-  a.pp = plan_picture(s, index);
-  if (a.pp.type != SliceType::I || a.pp.idr) throw std::logic_error("encode_picture_ahead: not a non-IDR I picture");
-  // The picture's own macroblock array: s.mbs holds the last picture's, which Encoder::last_mb_info() still shows.
-  a.mbs.assign(s.mbs.size(), MbInfo());
-  std::swap(s.mbs, a.mbs);
-  try {
-    a.result = code_picture(s, a.pp, src, a.bytes, &a.rec, nullptr);
-  } catch (...) {
-    std::swap(s.mbs, a.mbs);
-    throw;
-  }
-  std::swap(s.mbs, a.mbs);
+  a.pp = f.pp;
+  a.result = finish_picture(s, f, a.bytes);
+  // The picture's own macroblock array: s.mbs goes on showing the last picture's (Encoder::last_mb_info()).
+  std::swap(s.mbs, s.slots[f.slot].mbs);
+  a.mbs = s.slots[f.slot].mbs;
+  a.rec = f.rec;
   s.ahead.push_back(std::move(a));
 }
 

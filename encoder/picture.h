@@ -21,7 +21,6 @@
 #include "encoder/params.h"
 #include "encoder/mb_worker.h"
 #include "encoder/thread_pool.h"
-#include "encoder/final_rows.h"
 #include "encoder/wavefront_rows.h"
 #include "me/me_interface.h"
 
@@ -63,16 +62,17 @@ struct EncoderState {
   // order, common/quant_rounding.h; such pictures take the in-order loop, encoder/slice.h).
   RoundingState rounding;
 
-  // Threads (doc/THREADS.md): the count that runs (Threads = 0 resolved), the pool of threads beside the caller's
-  // (none for one thread), one macroblock worker per thread and the wavefront's per-row buffers.
+  // Threads (doc/THREADS.md): the count that runs (Threads = 0 resolved), the scheduler of the rows and bands on
+  // threads - 1 threads beside the coder's, and the buffers and macroblock workers (one per thread) of the two
+  // pictures that may be in flight (slots, taken in turn: start_picture).
   int threads = 1;
-  std::unique_ptr<WorkerPool> pool;
-  std::vector<std::unique_ptr<MbWorker>> workers;
-  WavefrontRows wavefront;
+  std::unique_ptr<RowScheduler> rows;
+  PictureSlot slots[2];
+  int next_slot = 0;
   // Tests: the in-order loop for every configuration, the reference the wavefront must match (tests/test_threads.cpp).
   bool force_in_order = false;
 
-  std::vector<MbInfo> mbs;                    // the current picture's macroblocks
+  std::vector<MbInfo> mbs;                    // the last finished picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction
   std::vector<std::shared_ptr<Frame>> refs;   // short-term references, most recent first (= list 0 order)
 
@@ -91,8 +91,6 @@ struct EncoderState {
   std::string me_path = "none";
   HalfpelScratch halfpel_scratch;  // reused by every plane build: fresh buffers cost page faults per picture
   std::vector<MV> prev_p_mv;  // 16x16 vectors (block 0) of the previous P picture, for GPUSearchCenter = 1
-  // While a picture is coded: where the wavefront reports its deblocked rows (encoder/final_rows.h).
-  FinalRows* final_rows = nullptr;
   std::deque<AheadPicture> ahead;  // coded ahead of their turn, in coding order
   // Reconstructions and half-pel planes come back here when their last holder (the reference list, the driver's
   // EncodedPicture) lets go, for the next pictures: the page faults of fresh ones cost more than building them. A
@@ -123,6 +121,33 @@ PictureIntegerSearch& picture_search_ready(EncoderState& s);
 // GPUSearchCenter = 0 the next picture's search is then queued while this one is coded, its bands starting as this
 // picture's rows are deblocked (doc/GPU.md, "The picture boundary"). Same bytes either way.
 PictureResult encode_picture(EncoderState& s, const Frame& src, std::vector<uint8_t>& out, const Frame* next = nullptr);
+
+// encode_picture in two steps, so that the next picture can start before this one is finished (doc/THREADS.md,
+// "Pictures in flight"): start_picture plans the picture, commits it to the state (reference list, counters: the
+// next picture plans after it), sets up its search and queues its rows; finish_picture waits for the rows and
+// returns what encode_picture returns. `src` and `next` must stay until finish_picture. `before`: the picture
+// started before this one and not yet finished (nullptr: none); only where overlap_pictures(s) allows it. Pictures
+// are finished in the order they were started; destroying one not finished waits for its rows.
+struct PictureInFlight;
+struct PictureInFlightDeleter {
+  void operator()(PictureInFlight* f) const;
+};
+using PictureInFlightPtr = std::unique_ptr<PictureInFlight, PictureInFlightDeleter>;
+PictureInFlightPtr start_picture(EncoderState& s, const Frame& src, const Frame* next, PictureInFlight* before);
+PictureResult finish_picture(EncoderState& s, PictureInFlight& f, std::vector<uint8_t>& out);
+// The finished picture's reconstruction (the state's last one once it is finished).
+std::shared_ptr<Frame> picture_recon(const PictureInFlight& f);
+// Whether the next picture may start before `before` (the last one started) is finished: several threads, the
+// wavefront without speculative slices, `before` coded now (not ahead of its turn), and where the next is a P
+// picture of the GPU run, its search queued ahead on before's rows (any other search call reads before's
+// reconstruction whole).
+bool overlap_pictures(const EncoderState& s, const PictureInFlight& before);
+// The full-pel rows by which a P picture's vectors can point below (or above) its macroblock, whatever it decides
+// (RowGate::reach); -1 where the configuration does not bound them.
+int vector_reach(const EncoderParams& p);
+// After the picture started before `f` is finished: queues the search of the picture after `f` (start_picture
+// leaves it to here when it started `f` beside the picture before). Call it before starting the next picture.
+void queue_search_after(EncoderState& s, PictureInFlight& f);
 
 // Coding I pictures ahead of their turn while the GPU starts. CUDA's start-up (driver initialisation and context
 // creation, 0.2-0.35 s on the lent H100 hosts) runs in the background from construction, and the first P picture

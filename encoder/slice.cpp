@@ -27,17 +27,17 @@ int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
 
 // The in-order loop: one macroblock after another on worker 0, each slice's syntax written as it goes (SliceMode 2
 // needs the bytes so far before it can place the next macroblock). Not deblocked.
-SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                                    const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
-                                    std::vector<uint8_t>& out) {
+SliceLoopStats code_slices_one_by_one(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src,
+                                      Frame& rec, const std::vector<const Frame*>& refs,
+                                      CandidateSourceFactory* sources, std::vector<uint8_t>& out) {
   SliceLoopStats st;
   const EncoderParams& p = s.p;
   const int total = s.mb_w * s.mb_h;
   const bool p_slice = pp.type == SliceType::P;
-  MbContext c = picture_context(s, pp, src, rec, refs);
-  MbWorker& w = *s.workers[0];
+  MbContext c = picture_context(s, slot, pp, src, rec, refs, true);
+  MbWorker& w = *slot.workers[0];
   w.begin_picture(c, sources);
-  for (MbInfo& m : s.mbs) m = MbInfo();
+  for (MbInfo& m : slot.mbs) m = MbInfo();
 
   int mb = 0;
   int slice_id = 0;
@@ -66,7 +66,7 @@ SliceLoopStats code_slices_in_order(EncoderState& s, const PictureParams& pp, co
       s.rounding.update(mb_is_intra(coding.type), coding.type == MbType::IPCM, coding.rounding_adjust);
 
       const double t1 = stage_clock_seconds();
-      MbInfo& info = s.mbs[mb];
+      MbInfo& info = slot.mbs[mb];
       MbBits mb_bits;
       if (coding.type == MbType::PSkip) {
         ++skip_run;
@@ -128,21 +128,22 @@ const char* macroblock_order_name(const EncoderParams& p) {
   return p.slice_mode == 2 ? "wavefront, speculative slices" : "wavefront";
 }
 
-MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                          const std::vector<const Frame*>& refs) {
+MbContext picture_context(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src, Frame& rec,
+                          const std::vector<const Frame*>& refs, bool live_rounding) {
   const EncoderParams& p = s.p;
   const bool p_slice = pp.type == SliceType::P;
   MbContext c;
   c.p = &s.p;
   c.src = &src;
   c.rec = &rec;
-  c.mbs = s.mbs.data();
+  c.mbs = slot.mbs.data();
   c.mb_w = s.mb_w;
   c.mb_h = s.mb_h;
   c.p_slice = p_slice;
   c.qp = pp.qp;
   c.qp_c = chroma_qp(pp.qp, p.chroma_qp_offset);
-  c.rounding = &s.rounding.offsets();  // latched for the picture by code_slices (the in-order loop refreshes them)
+  slot.rounding = s.rounding.offsets();  // as RoundingState::start_picture left them
+  c.rounding = live_rounding ? &s.rounding.offsets() : &slot.rounding;
   c.lam = compute_lambdas(p, pp.type, pp.qp);
   c.dsp = &s.dsp;
   c.num_ref_idx_active = pp.num_ref_idx_active;
@@ -166,16 +167,17 @@ SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int fir
   return sh;
 }
 
-SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                           const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
-                           std::vector<uint8_t>& out) {
-  s.rounding.start_picture(pp.type == SliceType::P, pp.qp, chroma_qp(pp.qp, s.p.chroma_qp_offset));
+bool picture_in_order(const EncoderState& s) {
   // The state decides too (it is what the macroblocks read): a wavefront never runs a chain.
-  const bool in_order = macroblocks_chain_in_order(s.p) || s.rounding.chains_macroblocks() || s.force_in_order;
-  if (!in_order) return code_slices_wavefront(s, pp, src, rec, refs, sources, out);
-  SliceLoopStats st = code_slices_in_order(s, pp, src, rec, refs, sources, out);
+  return macroblocks_chain_in_order(s.p) || s.rounding.chains_macroblocks() || s.force_in_order;
+}
+
+SliceLoopStats code_slices_in_order(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src,
+                                    Frame& rec, const std::vector<const Frame*>& refs,
+                                    CandidateSourceFactory* sources, std::vector<uint8_t>& out) {
+  SliceLoopStats st = code_slices_one_by_one(s, slot, pp, src, rec, refs, sources, out);
   const std::vector<SliceDeblockParams> dbp(static_cast<size_t>(st.num_slices), pp.deblock);
-  deblock_picture_parallel(s, rec, dbp, &st.times);
+  deblock_picture_parallel(s, slot, rec, dbp, &st.times);
   return st;
 }
 

@@ -36,15 +36,21 @@ bool macroblocks_chain_in_order(const EncoderParams& p);
 const char* macroblock_order_name(const EncoderParams& p);
 
 // The picture's MbContext before any macroblock: parameters, pictures, lambdas, QP, the function table and the
-// rounding offsets code_slices latched for the picture (mb_x, mb_y, slice_id and skip_run are the loop's).
-MbContext picture_context(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                          const std::vector<const Frame*>& refs);
+// rounding offsets (mb_x, mb_y, slice_id and skip_run are the loop's). The offsets as s.rounding has them now are
+// latched into the slot; live_rounding: the context reads s.rounding's instead, as the in-order loop refreshes them.
+MbContext picture_context(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src, Frame& rec,
+                          const std::vector<const Frame*>& refs, bool live_rounding);
 
-// Codes the picture's slices into `out` and its reconstruction into `rec`, deblocked, with s.mbs as its macroblock
-// array. P pictures: refs is list 0 and `sources` the picture's integer candidate sources (nullptr for I pictures).
-SliceLoopStats code_slices(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                           const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
-                           std::vector<uint8_t>& out);
+// Whether the picture about to be coded takes the in-order loop (code_slices_in_order) rather than the wavefront
+// (encoder/wavefront.h): macroblocks_chain_in_order, or the tests' EncoderState::force_in_order.
+bool picture_in_order(const EncoderState& s);
+
+// The in-order loop: codes the picture's slices into `out` and its reconstruction into `rec`, deblocked (rows in
+// parallel), with slot.mbs as its macroblock array. P pictures: refs is list 0 and `sources` the picture's integer
+// candidate sources (nullptr for I pictures).
+SliceLoopStats code_slices_in_order(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src,
+                                    Frame& rec, const std::vector<const Frame*>& refs,
+                                    CandidateSourceFactory* sources, std::vector<uint8_t>& out);
 
 // The slice header of the slice starting at macroblock first_mb.
 SliceHeader slice_header(const EncoderState& s, const PictureParams& pp, int first_mb);

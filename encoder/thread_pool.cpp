@@ -1,5 +1,7 @@
 #include "encoder/thread_pool.h"
 
+#include <algorithm>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -12,67 +14,106 @@ int resolve_thread_count(int threads_key) {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-WorkerPool::WorkerPool(int threads) {
+RowScheduler::RowScheduler(int threads) {
   const int extra = threads > 1 ? threads - 1 : 0;
-  errors_.resize(static_cast<size_t>(extra) + 1);
   threads_.reserve(static_cast<size_t>(extra));
   for (int i = 0; i < extra; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
 }
 
-WorkerPool::~WorkerPool() {
+RowScheduler::~RowScheduler() {
   {
     std::lock_guard<std::mutex> lock(m_);
     stop_ = true;
   }
-  start_cv_.notify_all();
+  work_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
-void WorkerPool::loop(int worker) {
-  uint64_t seen = 0;
-  for (;;) {
-    const std::function<void(int)>* job;
-    {
-      std::unique_lock<std::mutex> lock(m_);
-      start_cv_.wait(lock, [&] { return stop_ || (generation_ != seen && worker <= active_); });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-    }
-    try {
-      (*job)(worker);
-    } catch (...) {
-      errors_[static_cast<size_t>(worker)] = std::current_exception();
-    }
+void RowScheduler::submit(RowJob& job, int items) {
+  {
     std::lock_guard<std::mutex> lock(m_);
-    if (--running_ == 0) done_cv_.notify_one();
+    job.items_ = items;
+    job.next_ = 0;
+    job.done_ = 0;
+    job.error_ = nullptr;
+    job.queued_ = true;
+    jobs_.push_back(&job);
+  }
+  work_cv_.notify_all();
+}
+
+bool RowScheduler::take(RowJob** job, int* item) {
+  for (RowJob* j : jobs_)
+    if (j->next_ < j->items_) {
+      *job = j;
+      *item = j->next_++;
+      return true;
+    }
+  return false;
+}
+
+void RowScheduler::finish_item(RowJob& job, std::exception_ptr error) {
+  if (error && !job.error_) job.error_ = error;
+  if (++job.done_ == job.items_) done_cv_.notify_all();
+}
+
+namespace {
+// Runs one item; its exception, if any, after the job was told to abort.
+std::exception_ptr run_one(RowJob& job, int item, int worker) {
+  try {
+    job.run_item(item, worker);
+    return nullptr;
+  } catch (...) {
+    std::exception_ptr e = std::current_exception();
+    try {
+      job.abort();
+    } catch (...) {
+    }
+    return e;
+  }
+}
+}  // namespace
+
+void RowScheduler::loop(int worker) {
+  std::unique_lock<std::mutex> lock(m_);
+  for (;;) {
+    RowJob* job;
+    int item;
+    if (take(&job, &item)) {
+      lock.unlock();
+      std::exception_ptr e = run_one(*job, item, worker);
+      lock.lock();
+      finish_item(*job, e);
+      continue;
+    }
+    if (stop_) return;
+    work_cv_.wait(lock);
   }
 }
 
-void WorkerPool::run(int n, const std::function<void(int)>& job) {
-  if (n > threads()) n = threads();
-  if (n < 1) return;
-  for (std::exception_ptr& e : errors_) e = nullptr;
-  if (n > 1) {
-    std::lock_guard<std::mutex> lock(m_);
-    job_ = &job;
-    active_ = n - 1;
-    running_ = n - 1;
-    ++generation_;
+void RowScheduler::wait(RowJob& job) {
+  std::unique_lock<std::mutex> lock(m_);
+  if (!job.queued_) return;
+  while (job.done_ < job.items_) {
+    RowJob* j;
+    int item;
+    // Items of jobs queued after `job` too: they wait only for items already handed out.
+    if (take(&j, &item)) {
+      lock.unlock();
+      std::exception_ptr e = run_one(*j, item, 0);
+      lock.lock();
+      finish_item(*j, e);
+      continue;
+    }
+    done_cv_.wait(lock);
   }
-  if (n > 1) start_cv_.notify_all();
-  try {
-    job(0);
-  } catch (...) {
-    errors_[0] = std::current_exception();
+  jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+  job.queued_ = false;
+  if (job.error_) {
+    std::exception_ptr e = job.error_;
+    job.error_ = nullptr;
+    std::rethrow_exception(e);
   }
-  if (n > 1) {
-    std::unique_lock<std::mutex> lock(m_);
-    done_cv_.wait(lock, [&] { return running_ == 0; });
-    job_ = nullptr;
-  }
-  for (std::exception_ptr& e : errors_)
-    if (e) std::rethrow_exception(e);
 }
 
 void ProgressBoard::reset(int n) {

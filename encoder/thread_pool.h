@@ -1,4 +1,4 @@
-// The encoder's worker threads (one pool per Encoder, joined by its destructor) and the progress counters the
+// The encoder's worker threads (one scheduler per Encoder, joined by its destructor) and the progress counters the
 // wavefront's workers publish and wait on (encoder/wavefront.cpp, doc/THREADS.md).
 #pragma once
 #include <atomic>
@@ -16,31 +16,54 @@ namespace gme {
 // are taken as they are (the configuration checks the range).
 int resolve_thread_count(int threads_key);
 
-// A fixed set of threads. run(n, job) calls job(0) .. job(n - 1) concurrently, job(0) on the calling thread and the
-// others on the pool's threads, and returns when every call has returned; the first exception any call threw is
-// then rethrown. n is at most threads(). One run() at a time (the encoder's picture loop is its only caller).
-class WorkerPool {
+// A job of numbered items (macroblock rows, bands of plane rows) for a RowScheduler: items 0 .. items - 1 are
+// handed out in order, each to one thread. An item may wait for items handed out before it (of its own job or of
+// a job submitted earlier), never for later ones: those may not have a thread yet.
+class RowJob {
  public:
-  explicit WorkerPool(int threads);  // threads >= 1, the calling thread included
-  ~WorkerPool();
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-
-  int threads() const { return static_cast<int>(threads_.size()) + 1; }
-  void run(int n, const std::function<void(int worker)>& job);
+  virtual ~RowJob() = default;
+  // Runs item `item` on thread `worker` (0: the thread in RowScheduler::wait, 1 ..: the scheduler's own).
+  virtual void run_item(int item, int worker) = 0;
+  // Called once, on the thread whose item threw: wake every wait of the job's other items (and of later jobs'
+  // items that wait for this one), which then return early.
+  virtual void abort() {}
 
  private:
+  friend class RowScheduler;
+  int items_ = 0, next_ = 0, done_ = 0;  // under the scheduler's lock
+  bool queued_ = false;
+  std::exception_ptr error_;
+};
+
+// The encoder's worker threads (threads - 1 of its own; the thread that waits for a job is the other one) and the
+// jobs they work through: items of the job submitted first, then of the next. Several jobs may be in the queue at
+// once, so the rows of the next picture start while the last rows of the one before are still being coded
+// (doc/THREADS.md). One submitter (the encoder's coder thread).
+class RowScheduler {
+ public:
+  explicit RowScheduler(int threads);  // threads >= 1, the waiting thread included
+  ~RowScheduler();
+  RowScheduler(const RowScheduler&) = delete;
+  RowScheduler& operator=(const RowScheduler&) = delete;
+
+  int threads() const { return static_cast<int>(threads_.size()) + 1; }
+  // Queues `job` with `items` items behind the jobs queued before it (the job must outlive its wait()).
+  void submit(RowJob& job, int items);
+  // Runs items of the queue, oldest job first, until every item of `job` has run; then the job leaves the queue,
+  // and the first exception one of its items threw is rethrown. A job that was not submitted returns at once.
+  void wait(RowJob& job);
+
+ private:
+  // The oldest job with an item not handed out, and that item (under m_); false when none.
+  bool take(RowJob** job, int* item);
+  void finish_item(RowJob& job, std::exception_ptr error);  // under m_
   void loop(int worker);
 
   std::vector<std::thread> threads_;
   std::mutex m_;
-  std::condition_variable start_cv_, done_cv_;
-  const std::function<void(int)>* job_ = nullptr;
-  int active_ = 0;       // workers (besides the caller) the current run() uses
-  int running_ = 0;      // of which still running
-  uint64_t generation_ = 0;
+  std::condition_variable work_cv_, done_cv_;
+  std::vector<RowJob*> jobs_;  // submitted, not yet waited for; oldest first
   bool stop_ = false;
-  std::vector<std::exception_ptr> errors_;
 };
 
 // Counters (one per macroblock row, say) that workers raise and wait on. wait_at_least() spins briefly, then sleeps;

@@ -36,8 +36,9 @@ int64_t slice_bytes_jm(const BitWriter& bw, int skip_run) {
 // one writer, macroblocks in coding order, so the sums do not depend on which worker decided what.
 class SliceWriter {
  public:
-  SliceWriter(EncoderState& s, const PictureParams& pp, std::vector<uint8_t>& out, SliceLoopStats& st)
-      : s_(s), pp_(pp), out_(out), st_(st), p_slice_(pp.type == SliceType::P) {}
+  SliceWriter(const EncoderState& s, const WavefrontRows& rows, const PictureParams& pp, std::vector<uint8_t>& out,
+              SliceLoopStats& st)
+      : s_(s), rows_(rows), pp_(pp), out_(out), st_(st), p_slice_(pp.type == SliceType::P) {}
 
   void open(int first_mb) {
     bw_.clear();
@@ -51,7 +52,7 @@ class SliceWriter {
   // Appends decided macroblock mb. With a byte limit (SliceMode 2): false, and nothing appended, when the slice
   // would pass it and mb is not its first macroblock (mb then starts the next slice, decided again there).
   bool add(int mb, int byte_limit) {
-    const DecidedMb& b = s_.wavefront.mbs[static_cast<size_t>(mb)];
+    const DecidedMb& b = rows_.mbs[static_cast<size_t>(mb)];
     const BitWriter::Mark mark = bw_.mark();
     const int run_before = run_;
     MbBits use = b.use;
@@ -64,7 +65,7 @@ class SliceWriter {
         run_ = 0;
         use.mode += static_cast<int>(bw_.bits() - before);  // JM counts the pending mb_skip_run with this macroblock
       }
-      const BitWriter& from = s_.wavefront.bits[static_cast<size_t>(mb)];
+      const BitWriter& from = rows_.bits[static_cast<size_t>(mb)];
       if (b.pad_at < 0) {
         bw_.append(from, 0, from.bits());
       } else {  // I_PCM: the samples start byte aligned in the slice too
@@ -105,7 +106,8 @@ class SliceWriter {
   }
 
  private:
-  EncoderState& s_;
+  const EncoderState& s_;
+  const WavefrontRows& rows_;
   const PictureParams& pp_;
   std::vector<uint8_t>& out_;
   SliceLoopStats& st_;
@@ -121,12 +123,12 @@ class SliceWriter {
 // decided macroblocks into the slice in order (commit(), whoever gets the lock); when one would pass the byte
 // limit the epoch ends, everything decided past it is dropped, and the next epoch starts there with the next
 // slice - as the in-order loop decides that macroblock again as the first of the next slice.
-class Wavefront {
+class Wavefront final : public RowJob {
  public:
-  Wavefront(EncoderState& s, const PictureParams& pp, const MbContext& base, const MacroblockDeblocker* dbk,
-            SliceWriter* commits)
-      : s_(s), base_(base), rows_(s.wavefront), dbk_(dbk), commits_(commits), mb_w_(s.mb_w),
-        mb_h_(s.mb_h), total_(s.mb_w * s.mb_h) {
+  Wavefront(const EncoderState& s, PictureSlot& slot, const PictureParams& pp, const MbContext& base,
+            const MacroblockDeblocker* dbk, SliceWriter* commits, FinalRows* final_rows, RowGate gate)
+      : base_(base), slot_(slot), rows_(slot.rows), dbk_(dbk), commits_(commits), final_rows_(final_rows),
+        gate_(gate), mb_w_(s.mb_w), mb_h_(s.mb_h), total_(s.mb_w * s.mb_h) {
     const EncoderParams& p = s.p;
     slice_argument_ = p.slice_mode == 1 ? p.slice_argument : 0;
     byte_limit_ = p.slice_mode == 2 ? p.slice_argument : 0;
@@ -135,33 +137,32 @@ class Wavefront {
   }
 
   // Ready for a pass deciding macroblocks [first_mb, total) in slice slice_id (SliceMode 2; 0, 0 otherwise): the
-  // rows above are done, and so is the start of first_mb's row.
-  void begin_epoch(int first_mb, int slice_id) {
+  // rows above are done, and so is the start of first_mb's row. Returns the pass's rows (its items).
+  int begin_epoch(int first_mb, int slice_id) {
     epoch_first_ = first_mb;
     epoch_slice_ = slice_id;
     const int y0 = first_mb / mb_w_;
     rows_.decided.reset(mb_h_);
     for (int y = 0; y < y0; ++y) rows_.decided.raise(y, mb_w_);
     rows_.decided.raise(y0, first_mb % mb_w_);
-    rows_.next_row.store(y0);
     full_ = false;
+    return mb_h_ - y0;
   }
 
-  void worker(int index) {
-    MbWorker& w = *s_.workers[static_cast<size_t>(index)];
+  // Item i of the pass: its i-th row.
+  void run_item(int item, int worker) override {
+    const int y = epoch_first_ / mb_w_ + item;
     try {
-      for (;;) {
-        const int y = rows_.next_row.fetch_add(1);
-        if (y >= mb_h_) return;
-        code_row(y, w);
-      }
+      code_row(y, *slot_.workers[static_cast<size_t>(worker)]);
     } catch (const Aborted&) {
-      return;
-    } catch (...) {
-      rows_.decided.abort();
-      rows_.deblocked.abort();
-      throw;
+      return;  // another row failed (its exception is the job's), or the slice is full (SliceMode 2)
     }
+  }
+
+  void abort() override {
+    rows_.decided.abort();
+    rows_.deblocked.abort();
+    if (final_rows_) final_rows_->abort();
   }
 
   // Puts decided macroblocks into the slices in coding order, from next_commit_ on, until one is not decided yet.
@@ -235,13 +236,22 @@ class Wavefront {
     dbk_->filter(x, y);
     w.times.deblocking += seconds_since(t);
     rows_.deblocked.raise(y, x + 1);
-    if (x == mb_w_ - 1 && s_.final_rows) s_.final_rows->row_deblocked(y);
+    if (x == mb_w_ - 1 && final_rows_) {
+      // The borders and the next picture's planes (part of its sub-pel stage, as when built at its start).
+      const double t2 = stage_clock_seconds();
+      const bool ok = final_rows_->row_deblocked(y, &w.halfpel);
+      w.times.subpel_me += seconds_since(t2);
+      if (!ok) throw Aborted{};
+    }
   }
 
   void code_row(int y, MbWorker& w) {
+    // The picture before, still being coded, is final down to every row this row's vectors can reach.
+    if (gate_.rows && !gate_.rows->wait_final(gate_.rows->row_for_luma(gate_luma_rows(y, gate_.reach))))
+      throw std::runtime_error("the picture before this one failed");
     MbContext c = base_;
     const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
-    MbInfo* row_info = s_.mbs.data() + static_cast<size_t>(y) * mb_w_;
+    MbInfo* row_info = slot_.mbs.data() + static_cast<size_t>(y) * mb_w_;
     std::fill(row_info + x0, row_info + mb_w_, MbInfo());
     // The pending mb_skip_run: known from the row's start in the first row and where a slice starts there,
     // otherwise it continues the previous row's until a coded macroblock (or a slice start) ends it.
@@ -320,11 +330,13 @@ class Wavefront {
     }
   }
 
-  EncoderState& s_;
   const MbContext& base_;
+  PictureSlot& slot_;
   WavefrontRows& rows_;
   const MacroblockDeblocker* dbk_;  // nullptr: no deblocking in the workers (SliceMode 2)
-  SliceWriter* commits_;            // SliceMode 2: the slices being written as macroblocks are decided
+  SliceWriter* commits_;            // the slices being written as macroblocks are decided
+  FinalRows* final_rows_;           // nullptr: the picture is extended after its rows
+  const RowGate gate_;
   const int mb_w_, mb_h_, total_;
   int slice_argument_ = 0;  // SliceMode 1: macroblocks per slice; 0: one slice
   int byte_limit_ = 0;      // SliceMode 2: bytes per slice; 0: none
@@ -335,98 +347,148 @@ class Wavefront {
   bool full_ = false;       // under commit_m_ (and read after the epoch)
 };
 
-// Runs job(worker) on n workers: on the pool when there is one and n > 1, else on this thread.
-void run_workers(EncoderState& s, int n, const std::function<void(int)>& job) {
-  if (n > 1 && s.pool) s.pool->run(n, job);
-  else job(0);
-}
+// Deblocks a picture whose macroblocks are all coded, a row per item (a row a little behind the one above:
+// MacroblockDeblocker's order).
+class DeblockRows final : public RowJob {
+ public:
+  DeblockRows(const MacroblockDeblocker& dbk, WavefrontRows& rows, int mb_w, int mb_h, int threads)
+      : dbk_(dbk), rows_(rows), mb_w_(mb_w), seconds_(static_cast<size_t>(threads), 0.0) {
+    rows_.deblocked.reset(mb_h);
+  }
+  void run_item(int y, int worker) override {
+    const double t = stage_clock_seconds();
+    try {
+      for (int x = 0; x < mb_w_; ++x) {
+        if (y > 0) wait_or_unwind(rows_.deblocked, y - 1, std::min(x + 2, mb_w_));
+        dbk_.filter(x, y);
+        rows_.deblocked.raise(y, x + 1);
+      }
+    } catch (const Aborted&) {
+    }
+    seconds_[static_cast<size_t>(worker)] += seconds_since(t);
+  }
+  void abort() override { rows_.deblocked.abort(); }
+  double seconds() const {
+    double sum = 0;
+    for (double t : seconds_) sum += t;
+    return sum;
+  }
+
+ private:
+  const MacroblockDeblocker& dbk_;
+  WavefrontRows& rows_;
+  const int mb_w_;
+  std::vector<double> seconds_;  // per thread
+};
 
 }  // namespace
 
-SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                                     const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
-                                     std::vector<uint8_t>& out) {
-  const EncoderParams& p = s.p;
-  const int total = s.mb_w * s.mb_h;
-  const bool byte_slices = p.slice_mode == 2;
-  const int per_slice = p.slice_mode == 1 ? p.slice_argument : total;
-  const std::vector<SliceDeblockParams> dbp(static_cast<size_t>((total + per_slice - 1) / per_slice), pp.deblock);
-  const MacroblockDeblocker dbk(s.dsp.deblock, rec, s.mbs.data(), s.mb_w, dbp, p.chroma_qp_offset);
-  const MbContext base = picture_context(s, pp, src, rec, refs);
+int gate_luma_rows(int mb_row, int reach) {
+  // Beyond a vector's reach a row reads +-3/4 pel of sub-pel refinement and the 6-tap filter's 3 rows below.
+  constexpr int kMargin = 8;
+  return reach < 0 ? INT32_MAX / 2 : 16 * (mb_row + 1) + reach + kMargin;
+}
 
-  WavefrontRows& rows = s.wavefront;
+// A picture's wavefront between start_wavefront and finish_wavefront: what its rows read and write.
+struct WavefrontPicture {
+  EncoderState& s;
+  PictureSlot& slot;
+  const PictureParams pp;
+  std::vector<SliceDeblockParams> dbp;
+  MacroblockDeblocker dbk;
+  MbContext base;
+  SliceLoopStats st;
+  std::vector<uint8_t> bytes;  // the slices' NAL units
+  SliceWriter slices;
+  Wavefront wf;
+  bool byte_slices;
+
+  WavefrontPicture(EncoderState& s_, PictureSlot& slot_, const PictureParams& pp_, const Frame& src, Frame& rec,
+                   const std::vector<const Frame*>& refs, FinalRows* final_rows, RowGate gate)
+      : s(s_), slot(slot_), pp(pp_), dbp(deblock_params(s_, pp_)),
+        dbk(s_.dsp.deblock, rec, slot_.mbs.data(), s_.mb_w, dbp, s_.p.chroma_qp_offset),
+        base(picture_context(s_, slot_, pp_, src, rec, refs, false)), slices(s_, slot_.rows, pp, bytes, st),
+        wf(s_, slot_, pp, base, s_.p.slice_mode == 2 ? nullptr : &dbk, &slices,
+           s_.p.slice_mode == 2 ? nullptr : final_rows, gate),
+        byte_slices(s_.p.slice_mode == 2) {}
+
+  static std::vector<SliceDeblockParams> deblock_params(const EncoderState& s, const PictureParams& pp) {
+    const int total = s.mb_w * s.mb_h;
+    const int per_slice = s.p.slice_mode == 1 ? s.p.slice_argument : total;
+    return std::vector<SliceDeblockParams>(static_cast<size_t>((total + per_slice - 1) / per_slice), pp.deblock);
+  }
+};
+
+WavefrontPicturePtr start_wavefront(EncoderState& s, PictureSlot& slot, const PictureParams& pp,
+                                                  const Frame& src, Frame& rec, const std::vector<const Frame*>& refs,
+                                                  CandidateSourceFactory* sources, FinalRows* final_rows,
+                                                  RowGate gate) {
+  const int total = s.mb_w * s.mb_h;
+  WavefrontRows& rows = slot.rows;
   rows.bits.resize(static_cast<size_t>(total));
   rows.mbs.resize(static_cast<size_t>(total));
   rows.run_out.assign(static_cast<size_t>(s.mb_h), 0);
   rows.deblocked.reset(s.mb_h);
+  WavefrontPicturePtr w(new WavefrontPicture(s, slot, pp, src, rec, refs, final_rows, gate));
+  for (auto& worker : slot.workers) worker->begin_picture(w->base, sources);
+  w->slices.open(0);
+  if (!w->byte_slices) {
+    s.rows->submit(w->wf, w->wf.begin_epoch(0, 0));
+    return w;
+  }
+  // SliceMode 2: pass after pass, each waiting for the one before (no other picture's rows in between).
+  for (int first = 0, slice_id = 0; first < total;) {
+    s.rows->submit(w->wf, w->wf.begin_epoch(first, slice_id));
+    s.rows->wait(w->wf);
+    w->wf.commit(true);  // what the workers left decided but not committed
+    if (!w->wf.slice_full()) break;  // every macroblock is in
+    w->slices.close();
+    first = w->wf.next_commit();
+    w->slices.open(first);
+    ++slice_id;
+  }
+  return w;
+}
 
-  SliceLoopStats st;
-  SliceWriter slices(s, pp, out, st);
-  const int n = std::max(1, std::min(s.threads, s.mb_h));
-  for (int i = 0; i < n; ++i) s.workers[static_cast<size_t>(i)]->begin_picture(base, sources);
-  Wavefront wf(s, pp, base, byte_slices ? nullptr : &dbk, &slices);
-  const auto job = [&wf](int w) { wf.worker(w); };
-  if (!byte_slices) {
-    slices.open(0);
-    wf.begin_epoch(0, 0);
-    run_workers(s, n, job);
+SliceLoopStats finish_wavefront(WavefrontPicture& w, std::vector<uint8_t>& out) {
+  EncoderState& s = w.s;
+  if (!w.byte_slices) {
+    s.rows->wait(w.wf);
     const double t0 = stage_clock_seconds();
-    wf.commit(true);  // what the workers left decided but not committed
-    slices.close();
-    st.times.coding += seconds_since(t0);
-  } else {
-    int slice_id = 0;
-    slices.open(0);
-    for (int first = 0; first < total;) {
-      wf.begin_epoch(first, slice_id);
-      run_workers(s, n, job);
-      wf.commit(true);  // what the workers left decided but not committed
-      if (!wf.slice_full()) break;  // every macroblock is in
-      slices.close();
-      first = wf.next_commit();
-      slices.open(first);
-      ++slice_id;
-    }
-    slices.close();
+    w.wf.commit(true);  // what the workers left decided but not committed
+    w.st.times.coding += seconds_since(t0);
   }
-  for (int i = 0; i < n; ++i) {
-    MbWorker& w = *s.workers[static_cast<size_t>(i)];
-    st.times += w.times;
-    st.wait_seconds += w.wait_seconds;
-    w.end_picture();
+  w.slices.close();
+  SliceLoopStats& st = w.st;
+  for (auto& worker : w.slot.workers) {
+    st.times += worker->times;
+    st.wait_seconds += worker->wait_seconds;
+    worker->end_picture();
   }
-  if (byte_slices) {
-    const std::vector<SliceDeblockParams> params(static_cast<size_t>(st.num_slices), pp.deblock);
-    deblock_picture_parallel(s, rec, params, &st.times);
+  if (w.byte_slices) {
+    const std::vector<SliceDeblockParams> params(static_cast<size_t>(st.num_slices), w.pp.deblock);
+    deblock_picture_parallel(s, w.slot, *w.base.rec, params, &st.times);
   }
+  out.insert(out.end(), w.bytes.begin(), w.bytes.end());
   return st;
 }
 
-void deblock_picture_parallel(EncoderState& s, Frame& rec, const std::vector<SliceDeblockParams>& params,
-                              StageTimes* times) {
-  const MacroblockDeblocker dbk(s.dsp.deblock, rec, s.mbs.data(), s.mb_w, params, s.p.chroma_qp_offset);
-  const int n = std::max(1, std::min(s.threads, s.mb_h));
-  WavefrontRows& rows = s.wavefront;
-  rows.deblocked.reset(s.mb_h);
-  rows.next_row.store(0);
-  std::vector<double> seconds(static_cast<size_t>(n), 0.0);
-  run_workers(s, n, [&](int w) {
-    const double t = stage_clock_seconds();
-    try {
-      for (int y; (y = rows.next_row.fetch_add(1)) < s.mb_h;)
-        for (int x = 0; x < s.mb_w; ++x) {
-          if (y > 0) wait_or_unwind(rows.deblocked, y - 1, std::min(x + 2, s.mb_w));
-          dbk.filter(x, y);
-          rows.deblocked.raise(y, x + 1);
-        }
-    } catch (const Aborted&) {
-    } catch (...) {
-      rows.deblocked.abort();
-      throw;
-    }
-    seconds[static_cast<size_t>(w)] = seconds_since(t);
-  });
-  for (double t : seconds) times->deblocking += t;
+void WavefrontPictureDeleter::operator()(WavefrontPicture* w) const {
+  try {
+    w->s.rows->wait(w->wf);  // returns at once once waited for; otherwise no row may still be running
+  } catch (...) {
+  }
+  for (auto& worker : w->slot.workers) worker->end_picture();
+  delete w;
+}
+
+void deblock_picture_parallel(EncoderState& s, PictureSlot& slot, Frame& rec,
+                              const std::vector<SliceDeblockParams>& params, StageTimes* times) {
+  const MacroblockDeblocker dbk(s.dsp.deblock, rec, slot.mbs.data(), s.mb_w, params, s.p.chroma_qp_offset);
+  DeblockRows job(dbk, slot.rows, s.mb_w, s.mb_h, s.rows->threads());
+  s.rows->submit(job, s.mb_h);
+  s.rows->wait(job);
+  times->deblocking += job.seconds();
 }
 
 }  // namespace gme

@@ -17,22 +17,42 @@
 // macroblocks before it. The wavefront then decides speculatively, as if the current slice went on, while the
 // workers put decided macroblocks into the slice in order; where one would pass the limit, the decisions past it are
 // dropped and a new pass starts there with the next slice (doc/THREADS.md). Deblocking follows the last pass.
+//
+// The rows are jobs of the encoder's RowScheduler: start_wavefront queues them and returns, so the coder thread
+// can set up the next picture, whose rows follow in the same queue (RowGate), while this one's are still coded.
 #pragma once
+#include <memory>
 #include <vector>
 
+#include "encoder/final_rows.h"
 #include "encoder/slice.h"
 #include "encoder/wavefront_rows.h"
 
 namespace gme {
 
-// Codes the picture's macroblocks on the state's workers (see above); same contract as code_slices.
-SliceLoopStats code_slices_wavefront(EncoderState& s, const PictureParams& pp, const Frame& src, Frame& rec,
-                                     const std::vector<const Frame*>& refs, CandidateSourceFactory* sources,
-                                     std::vector<uint8_t>& out);
+// The luma rows of the reference in flight that macroblock row `mb_row` waits for (RowGate): its vectors' reach
+// below its bottom and a margin for sub-pel refinement and interpolation; reach -1: all of them.
+int gate_luma_rows(int mb_row, int reach);
 
-// Deblocks a picture whose macroblocks are all coded, rows in parallel on the state's pool (a row a little behind
-// the one above: MacroblockDeblocker's order), into times->deblocking.
-void deblock_picture_parallel(EncoderState& s, Frame& rec, const std::vector<SliceDeblockParams>& params,
-                              StageTimes* times);
+// A picture's rows between start_wavefront and finish_wavefront. Destroying it waits for rows still running.
+struct WavefrontPicture;
+struct WavefrontPictureDeleter {
+  void operator()(WavefrontPicture* w) const;
+};
+using WavefrontPicturePtr = std::unique_ptr<WavefrontPicture, WavefrontPictureDeleter>;
+
+// Queues the picture's rows on s.rows (SliceMode 2: codes them, pass after pass, before it returns), in `slot`'s
+// buffers and workers. final_rows: where the deblocked rows go (nullptr, and always with SliceMode 2: the caller
+// extends the borders after the rows); gate: the reference still being coded that the rows wait for.
+WavefrontPicturePtr start_wavefront(EncoderState& s, PictureSlot& slot, const PictureParams& pp, const Frame& src,
+                                    Frame& rec, const std::vector<const Frame*>& refs,
+                                    CandidateSourceFactory* sources, FinalRows* final_rows, RowGate gate);
+// Waits for the rows (this thread codes rows meanwhile), writes the slices into `out`; SliceMode 2 deblocks here.
+SliceLoopStats finish_wavefront(WavefrontPicture& w, std::vector<uint8_t>& out);
+
+// Deblocks a picture whose macroblocks are all coded, rows in parallel on the scheduler (a row a little behind the
+// one above: MacroblockDeblocker's order), into times->deblocking.
+void deblock_picture_parallel(EncoderState& s, PictureSlot& slot, Frame& rec,
+                              const std::vector<SliceDeblockParams>& params, StageTimes* times);
 
 }  // namespace gme

@@ -1,12 +1,14 @@
-// The wavefront's buffers (encoder/wavefront.h), kept in EncoderState between pictures.
+// The wavefront's buffers (encoder/wavefront.h): a picture's in flight, kept in EncoderState between pictures.
 #pragma once
-#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/bitstream.h"
 #include "common/mbinfo.h"
+#include "common/quant_rounding.h"
 #include "encoder/macroblock.h"
+#include "encoder/mb_worker.h"
 #include "encoder/thread_pool.h"
 
 namespace gme {
@@ -28,7 +30,24 @@ struct WavefrontRows {
   std::vector<int> run_out;  // mb_skip_run pending at the end of each row (RDOptimization 1's P_Skip rate)
   ProgressBoard decided;     // per row: macroblocks decided and coded
   ProgressBoard deblocked;   // per row: macroblocks deblocked
-  std::atomic<int> next_row{0};  // the next row a worker takes
+};
+
+// What a picture being coded has of its own, so that the next picture's rows can start before its last rows are
+// done: the encoder keeps two and gives them to pictures in turn (encoder/picture.h).
+struct PictureSlot {
+  std::vector<MbInfo> mbs;  // the picture's macroblocks, raster order
+  WavefrontRows rows;
+  std::vector<std::unique_ptr<MbWorker>> workers;  // one per thread (RowScheduler's worker index)
+  QuantRounding rounding;   // the quantiser's offsets, latched for the picture (wavefront pictures)
+};
+
+class FinalRows;
+// The reference that a picture's rows read while it is still being coded (the picture before, in flight): row y
+// waits until `rows` is final down to `reach` luma rows below its own bottom (-1: the whole picture), the farthest
+// any of its vectors can point.
+struct RowGate {
+  FinalRows* rows = nullptr;
+  int reach = -1;
 };
 
 }  // namespace gme

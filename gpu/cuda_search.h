@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,7 @@ class CudaSearch final : public GpuPictureSearch {
     bool tables = false, uploaded = false;
     PictureSearchRequest req;
     PictureCandidates* out = nullptr;
+    bool growing = false;  // taken up from a search queued ahead while its reference was growing (feeding_)
   };
   // A search queued ahead (search_ahead): its bands start as the growing reference's rows are reported final.
   struct Ahead {
@@ -154,6 +157,7 @@ class CudaSearch final : public GpuPictureSearch {
     std::vector<Launch> launches;
     int growing = 0, growing_id = -1, height = 0;
     int rows_sent = 0;           // of the growing reference, on the copy stream
+    int rows_reported = 0;       // of the growing reference, by reference_rows() (also after a device failure)
     // The current picture, when not resident: staged and sent band by band as the bands launch, so the copy runs
     // on the threads that report rows instead of before the caller's macroblock rows start.
     bool cur_by_band = false;
@@ -189,6 +193,14 @@ class CudaSearch final : public GpuPictureSearch {
   void send_ahead_current(int rows);
   void adopt_ahead(const PictureSearchRequest& req, PictureCandidates& out);
   void discard_ahead();
+  // search() with reference_grows, the growing reference not final: the call in flight from now on, its bands
+  // launching as feed_rows() gets their rows (feeding_); finish_feeding() once the last band is launched.
+  void adopt_growing(const PictureSearchRequest& req, PictureCandidates& out);
+  void finish_feeding();
+  // reference_rows() under m_ (preload() of the growing reference too).
+  void feed_rows(const Plane& plane, int id, int rows);
+  // The rows the launched bands of a call being fed cover.
+  int launched_rows() const { return ahead_.band_start[static_cast<size_t>(ahead_.next_band)]; }
 
   // Waits for the bands holding rows [0, rows) of the call in flight (throws CudaError); the whole call: timings.
   void complete_rows(int rows);
@@ -241,6 +253,13 @@ class CudaSearch final : public GpuPictureSearch {
   std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
   GpuSearchTiming timing_;
   InFlight fly_;
+  // The public calls under m_: a search taken up while its reference grows (feeding_: ahead_ holds it, fly_ its
+  // bands launched so far) gets that reference's rows from the threads coding the picture before, beside the
+  // calls of the threads reading its answer (wait_rows) and the caller's next calls. wait_rows() waits on
+  // launched_ for bands not launched yet.
+  std::mutex m_;
+  std::condition_variable launched_;
+  bool feeding_ = false;
 };
 
 }  // namespace cuda_search

@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -166,11 +167,12 @@ void CudaSearch::send_rows(Resident& r, int y0, int rows) {
 }
 
 void CudaSearch::preload(const Plane& plane, int id) {
-  if (failed_ || id < 0) return;
-  if (ahead_.active && id == ahead_.growing_id) {  // a search queued ahead is waiting for these rows
-    reference_rows(plane, id, plane.height);
+  std::lock_guard<std::mutex> lock(m_);
+  if (ahead_.active && id >= 0 && id == ahead_.growing_id) {  // a search queued ahead is waiting for these rows
+    feed_rows(plane, id, plane.height);
     return;
   }
+  if (failed_ || id < 0) return;
   try {
     drain();  // a call in flight may read any resident picture
     if (failed_) return;
@@ -192,9 +194,35 @@ void CudaSearch::preload(const Plane& plane, int id) {
 
 void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out) {
   check_search_request(req);  // bad requests throw std::invalid_argument on either path
+  std::unique_lock<std::mutex> lock(m_);
+  // A call taken up while its reference grew: the rest of that reference comes from the threads still coding it.
+  launched_.wait(lock, [&] { return !feeding_ || failed_; });
   drain();  // a progressive answer still landing: its buffers are about to be reused
+  const bool queued = ahead_.active && same_search_request(ahead_.req, req);
+  // Any other search would read the growing reference as it is now.
+  if (req.reference_grows && !queued)
+    throw std::logic_error("CudaSearch::search: reference_grows, but no search queued ahead for this request");
+  if (req.reference_grows && ahead_.rows_reported < ahead_.height) {
+    if (!failed_) {
+      try {
+        adopt_growing(req, out);
+        return;
+      } catch (const CudaError& e) {
+        fall_back(e);
+      }
+    }
+    // The device failed: the twin answers in wait_rows(), once the reference is whole.
+    fly_ = InFlight{};
+    fly_.active = fly_.growing = true;
+    fly_.req = req;
+    fly_.out = &out;
+    fly_.mb_height = req.mb_height;
+    fly_.band_start = {0, req.mb_height};
+    feeding_ = true;
+    return;
+  }
   if (ahead_.active) {
-    if (!failed_ && same_search_request(ahead_.req, req)) {
+    if (!failed_ && queued) {
       try {
         adopt_ahead(req, out);
         return;
@@ -218,13 +246,32 @@ void CudaSearch::search(const PictureSearchRequest& req, PictureCandidates& out)
 }
 
 int CudaSearch::wait_rows(int rows) {
+  std::unique_lock<std::mutex> lock(m_);
   if (!fly_.active) return INT32_MAX;
   if (rows <= fly_.ready_rows) return fly_.ready_rows;
+  // A call taken up while its reference grows: its bands launch as the reference's rows are reported.
+  // The last band's rows: the whole call, joined once the reference is whole (finish_feeding).
+  const int want = std::min(rows, fly_.mb_height);
+  const bool whole = want > fly_.band_start[fly_.band_start.size() - 2];
+  launched_.wait(lock, [&] { return !feeding_ || failed_ || (!whole && launched_rows() >= want); });
+  if (failed_ && fly_.growing) {  // the twin answers once the whole reference is final
+    launched_.wait(lock, [&] { return ahead_.rows_reported >= ahead_.height; });
+    twin_.search(fly_.req, *fly_.out);
+    fly_.active = fly_.growing = feeding_ = ahead_.active = false;
+    launched_.notify_all();
+    return INT32_MAX;
+  }
+  if (!fly_.active) return INT32_MAX;
   try {
     complete_rows(rows);
   } catch (const CudaError& e) {
     // As in search(): the rows still outstanding come from the twin, and so does everything after.
     fall_back(e);
+    if (fly_.growing) {
+      launched_.wait(lock, [&] { return ahead_.rows_reported >= ahead_.height; });
+      fly_.active = fly_.growing = feeding_ = ahead_.active = false;
+      launched_.notify_all();
+    }
     twin_.search(fly_.req, *fly_.out);
     return INT32_MAX;
   }
@@ -236,7 +283,7 @@ void CudaSearch::fall_back(const std::exception& e) {
   if (failed_.exchange(true)) return;
   std::fprintf(stderr, "gme: CUDA integer search failed (%s); using the CPU twin from now on\n", e.what());
   name_ = "cpu-twin";
-  fly_.active = false;
+  if (!fly_.growing) fly_.active = false;  // a call being fed is answered by the twin in wait_rows()
 }
 
 void CudaSearch::drain() {

@@ -20,6 +20,9 @@ namespace cuda_search {
 // answer's buffers only after last_'s work on that band, on the device, and once the caller reported rows that
 // imply its macroblock loop left that band (reference_rows).
 bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
+  std::lock_guard<std::mutex> lock(m_);
+  // A search taken up while its reference grows is still the one in ahead_ (and the buffers' next writer).
+  if (feeding_) return false;
   if (failed_ || req.top_k > kGpuMaxTopK || !req.zero_copy || !req.progressive || req.refs.empty()) return false;
   if (growing < 0 || growing >= static_cast<int>(req.refs.size()) || req.ref_ids.size() != req.refs.size() ||
       req.ref_ids[static_cast<size_t>(growing)] < 0)
@@ -108,8 +111,18 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
 }
 
 void CudaSearch::reference_rows(const Plane& plane, int id, int rows) {
-  if (!ahead_.active || failed_ || id != ahead_.growing_id) return;
+  std::lock_guard<std::mutex> lock(m_);
+  feed_rows(plane, id, rows);
+}
+
+void CudaSearch::feed_rows(const Plane& plane, int id, int rows) {
+  if (!ahead_.active || id != ahead_.growing_id) return;
   rows = std::min(rows, ahead_.height);
+  if (rows > ahead_.rows_reported) {
+    ahead_.rows_reported = rows;
+    if (feeding_) launched_.notify_all();  // a device failure's wait for the whole reference (wait_rows)
+  }
+  if (failed_) return;
   const int bands = static_cast<int>(ahead_.band_start.size()) - 1;
   // Rows are sent when a band can start on them (and the last ones whatever the bands need).
   if (rows < ahead_.height && (ahead_.next_band >= bands || rows < ahead_.need[ahead_.next_band])) return;
@@ -117,8 +130,16 @@ void CudaSearch::reference_rows(const Plane& plane, int id, int rows) {
     CUDA_CHECK(cudaSetDevice(device_));
     send_ahead_rows(plane, rows);
     launch_ahead_bands();
+    if (feeding_) {
+      for (size_t i = fly_.launches.size(); i < ahead_.launches.size(); ++i) fly_.launches.push_back(ahead_.launches[i]);
+      // Joined once every band is launched and the reference is whole (resident for later calls).
+      if (ahead_.next_band == static_cast<int>(ahead_.band_start.size()) - 1 && ahead_.rows_sent == ahead_.height)
+        finish_feeding();
+      launched_.notify_all();
+    }
   } catch (const CudaError& e) {
     fall_back(e);
+    launched_.notify_all();
   }
 }
 
@@ -194,6 +215,39 @@ void CudaSearch::adopt_ahead(const PictureSearchRequest& req, PictureCandidates&
   join(req, ahead_.band_start, std::move(ahead_.launches), ahead_.slot, true);
   remember_call(req, ahead_.res);
   answer(req, out);
+}
+
+// search() with reference_grows while the growing reference is not final: the answer is the call in flight now, with
+// the bands launched so far; the others launch as their rows come (feed_rows), and the call is joined and
+// remembered once the last one is (finish_feeding).
+void CudaSearch::adopt_growing(const PictureSearchRequest& req, PictureCandidates& out) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  shape_answer(req, out);
+  launch_ahead_bands();
+  timing_ = ahead_.timing;
+  feeding_ = true;
+  fly_.active = true;
+  fly_.growing = true;
+  fly_.slot = ahead_.slot;
+  fly_.launches = ahead_.launches;
+  fly_.band_start = ahead_.band_start;
+  fly_.mb_height = req.mb_height;
+  fly_.ready_rows = 0;
+  fly_.tables = req.subpel_metric >= 0;
+  fly_.uploaded = true;
+  answer(req, out);  // progressive and zero-copy (search_ahead asks for both): returns at once
+}
+
+void CudaSearch::finish_feeding() {
+  CallSlot& c = slots_[ahead_.slot];
+  CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
+  const int ready = fly_.ready_rows;
+  join(ahead_.req, ahead_.band_start, ahead_.launches, ahead_.slot, true);
+  fly_.ready_rows = ready;
+  fly_.growing = false;
+  remember_call(ahead_.req, ahead_.res);
+  ahead_.active = false;
+  feeding_ = false;
 }
 
 // A search queued ahead that no call takes up: its work finishes (it writes buffers and reads pictures that the

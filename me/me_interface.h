@@ -180,6 +180,12 @@ struct PictureSearchRequest {
   // loop starts on the first rows while the GPU still computes the last (the GPU's time hides behind the CPU's).
   // Producers that answer in full (the twin, copied answers) ignore it. Same candidates either way.
   bool progressive = false;
+  // Where search() takes up a search queued ahead (search_ahead) whose growing reference is not final yet: true
+  // lets it return at once, the rest of that reference still to come through reference_rows() and preload() (the
+  // picture before still being coded: doc/THREADS.md, "Pictures in flight"); wait_rows() then also waits for the
+  // rows its bands read to be reported. false: the reference is final now, and search() sends what is left of it.
+  // Not part of the request's identity (same_search_request).
+  bool reference_grows = false;
 };
 
 // Result: for each (ref, mb, partition) top_k candidates ordered by (cost at the penalty predictor, spiral index
@@ -258,8 +264,9 @@ class PictureIntegerSearch {
   // Rows [0, rows) of the picture `id` (a search_ahead's growing reference) are final (deblocked). Reporting rows
   // past the bottom of a band of macroblock rows tells the producer that the current call's answer is no longer read
   // in that band: the caller reports a row only once its macroblock analysis has passed every row the reported rows'
-  // search windows cover. Calls are serialised by the caller; they may run beside wait_rows(), never beside
-  // search(), search_ahead() or preload(). preload() of the growing reference reports every row.
+  // search windows cover. Calls are serialised by the caller; they may run beside any other call (the picture
+  // that reports them is still being coded while the next one's search() takes its search up with
+  // reference_grows). preload() of the growing reference reports every row.
   virtual void reference_rows(const Plane& plane, int id, int rows) { (void)plane; (void)id; (void)rows; }
 };
 

@@ -42,6 +42,16 @@ struct RerankShared {
     }
     return r;
   }
+  // Every row (CandidateSourceFactory::complete).
+  void complete() {
+    std::lock_guard<std::mutex> lock(m);
+    if (ready.load(std::memory_order_relaxed) == INT_MAX) return;
+    if (search) {
+      search->wait_rows(num_mbs / mb_width);
+      publish();
+    }
+    ready.store(INT_MAX, std::memory_order_release);
+  }
   void publish() {
     candidates.store(cands.begin(), std::memory_order_release);
     tables.store(cands.subpel_at(0, 0, 0), std::memory_order_release);
@@ -210,6 +220,7 @@ class RerankFactory final : public CandidateSourceFactory {
   std::unique_ptr<IntegerCandidateSource> make(double* wait_seconds) override {
     return std::make_unique<RerankSource>(shared_, wait_seconds);
   }
+  void complete() override { shared_->complete(); }
 
  private:
   std::shared_ptr<RerankShared> shared_;

@@ -54,6 +54,9 @@ class CandidateSourceFactory {
  public:
   virtual ~CandidateSourceFactory() = default;
   virtual std::unique_ptr<IntegerCandidateSource> make(double* wait_seconds) = 0;
+  // Waits until the whole answer the sources read has landed; the sources never call the search again, so it may
+  // take up the next picture's call while this picture's last macroblocks are still analysed.
+  virtual void complete() {}
 };
 // make_fullfast_source for every worker (the picture and reference planes must outlive the factory's sources).
 std::unique_ptr<CandidateSourceFactory> fullfast_sources(const Plane& cur, std::vector<const Plane*> refs,

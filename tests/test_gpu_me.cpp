@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/frame.h"
@@ -908,6 +910,82 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
   twin_.search(e.req, want_e);
   EXPECT_TRUE(same_candidates(got_e, want_e));
 }
+
+// Pictures in flight (doc/THREADS.md): the next picture's search() takes up the search queued ahead while its
+// reference is still being coded (reference_grows), and its rows are read while another thread reports the
+// reference's rows. wait_rows() must block until the bands of the rows asked for have started on reported rows,
+// and the answer must be the twin's; the call after it queues ahead as usual.
+TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
+  std::mt19937 rng(4242);
+  for (int refs : {1, 2}) {
+    Scene a = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    Scene b = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    for (Scene* s : {&a, &b}) {
+      s->req.zero_copy = s->req.progressive = true;
+      s->req.subpel_metric = 2;
+      s->req.subpel_ranks = 2;
+    }
+    const int id = 100 + 10 * refs;
+    a.req.ref_ids = refs == 1 ? std::vector<int>{id} : std::vector<int>{id, id + 1};
+    b.req.ref_ids = refs == 1 ? std::vector<int>{id + 2} : std::vector<int>{id + 2, id};
+    if (refs == 2) b.req.refs[1] = a.req.refs[0];
+    PictureCandidates want_a, want_b;
+    twin_.search(a.req, want_a);
+    twin_.search(b.req, want_b);
+    const Plane& real = *b.req.refs[0];
+    Plane growing;
+    growing.alloc(real.width, real.height, real.pad);
+    for (int y = 0; y < real.height; ++y)
+      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real.at(x, y));
+    PictureSearchRequest ahead = b.req;
+    ahead.refs[0] = &growing;
+
+    PictureCandidates got_a, got_b;
+    search_->search(a.req, got_a);
+    ASSERT_TRUE(search_->search_ahead(ahead, 0)) << "refs " << refs;
+    search_->wait_rows(a.req.mb_height);  // the picture before read its answer whole (its last rows still coded)
+    for (int row = 0; row < a.req.mb_height; ++row) ASSERT_TRUE(same_row(got_a, want_a, a.req, row));
+    // The first rows are final before this picture's search() comes, as the wavefront reports them.
+    int reported = 16 * 4 - 3;
+    for (int y = 0; y < reported; ++y)
+      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+    search_->reference_rows(growing, id + 2, reported);
+    PictureSearchRequest take = ahead;
+    take.reference_grows = true;
+    search_->search(take, got_b);  // returns with the rest of the reference still to come
+    std::atomic<int> final_rows{reported};
+    std::thread reporter([&] {
+      for (int rows = reported + 16; rows < real.height + 16; rows += 16) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const int to = std::min(real.height, rows);
+        for (int y = final_rows.load(); y < to; ++y)
+          for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+        final_rows.store(to);
+        search_->reference_rows(growing, id + 2, to);
+      }
+      search_->preload(growing, id + 2);  // the picture before is done
+    });
+    for (int row = 0; row < ahead.mb_height; ++row) {
+      search_->wait_rows(row + 1);
+      ASSERT_TRUE(same_row(got_b, want_b, ahead, row)) << "refs " << refs << " row " << row << " with "
+                                                        << final_rows.load() << " reference rows final";
+    }
+    reporter.join();
+    search_->wait_rows(ahead.mb_height);
+    for (int row = 0; row < ahead.mb_height; ++row)
+      ASSERT_TRUE(same_row(got_b, want_b, ahead, row)) << "refs " << refs << " row " << row;
+  }
+  // After it the next search is queued ahead and taken up as before, and the grown reference is resident.
+  Scene c = make_scene(6, 5, 1, 8, 4, rng);
+  c.req.zero_copy = c.req.progressive = true;
+  c.req.ref_ids = {130};
+  PictureCandidates got_c, want_c;
+  search_->search(c.req, got_c);
+  search_->wait_rows(c.req.mb_height);
+  twin_.search(c.req, want_c);
+  EXPECT_TRUE(same_candidates(got_c, want_c));
+}
+
 
 }  // namespace
 }  // namespace gme

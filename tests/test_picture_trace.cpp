@@ -46,11 +46,13 @@ TEST(PictureTrace, StepsComeInOrderForEveryPictureAndTheTimelineReadsThem) {
       last_ms = ms;
       if (step != "rows_wait" && step != "rows_landed") steps[n].push_back(step);
     }
-    // The next picture's search queued ahead (when the queue held that picture already): just before the rows.
+    // The next picture's search queued ahead (when the queue held that picture already): just before the rows, or
+    // during them where the picture started beside the one before (queued once that one is done).
     for (auto& [n, s] : steps) {
       const auto ahead = std::find(s.begin(), s.end(), "search_ahead");
       if (ahead == s.end()) continue;
-      EXPECT_TRUE(ahead + 1 != s.end() && ahead[1] == "rows_start") << "picture " << n;
+      EXPECT_TRUE(ahead + 1 != s.end() && (ahead[1] == "rows_start" || (ahead != s.begin() && ahead[-1] == "rows_start")))
+          << "picture " << n;
       s.erase(ahead);
     }
     ASSERT_EQ(steps.size(), 8u);

@@ -22,10 +22,12 @@
 #include "common/deblock.h"
 #include "common/dsp.h"
 #include "common/frame.h"
+#include "common/halfpel.h"
 #include "encoder/encoder.h"
 #include "encoder/final_rows.h"
 #include "encoder/params.h"
 #include "encoder/picture.h"
+#include "encoder/wavefront.h"
 #include "encoder/slice.h"
 #include "encoder/thread_pool.h"
 #include "gpu/gpu_me.h"
@@ -34,40 +36,103 @@
 namespace gme {
 namespace {
 
-// ---- WorkerPool and ProgressBoard ----------------------------------------------------------------------------
+// ---- RowScheduler and ProgressBoard ----------------------------------------------------------------------------
 
-TEST(Threads, PoolRunsEveryWorkerOnceAndConcurrently) {
-  WorkerPool pool(4);
-  ASSERT_EQ(pool.threads(), 4);
-  for (int n : {4, 3, 1, 4}) {  // fewer workers than threads, then all again
-    std::vector<int> calls(4, 0);
-    std::mutex m;
-    std::condition_variable cv;
-    int arrived = 0;
-    bool all_met = true;
-    pool.run(n, [&](int w) {
+// A job whose items record which thread ran them, and optionally wait for each other.
+class RecordingJob final : public RowJob {
+ public:
+  explicit RecordingJob(int items) : ran(static_cast<size_t>(items), -1) {}
+  void run_item(int item, int worker) override {
+    if (wait_all) {  // every item waits for all of them to have started: only concurrent threads get past this
       std::unique_lock<std::mutex> lock(m);
-      ++calls[static_cast<size_t>(w)];
       ++arrived;
       cv.notify_all();
-      // Every worker waits for all n: only concurrent workers get past this.
-      if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return arrived == n; })) all_met = false;
-    });
-    EXPECT_TRUE(all_met) << n << " workers did not run at the same time";
-    for (int w = 0; w < 4; ++w) EXPECT_EQ(calls[static_cast<size_t>(w)], w < n ? 1 : 0) << "worker " << w << " of " << n;
+      if (!cv.wait_for(lock, std::chrono::seconds(20), [&] { return arrived == static_cast<int>(ran.size()); }))
+        all_met = false;
+    }
+    if (throw_at == item) throw std::runtime_error("item " + std::to_string(item));
+    ran[static_cast<size_t>(item)] = worker;
   }
-  std::atomic<int> sum{0};
-  pool.run(9, [&](int w) { sum += w + 1; });  // more than the pool has: clamped to its threads
-  EXPECT_EQ(sum.load(), 1 + 2 + 3 + 4);
+  void abort() override { ++aborts; }
+  std::vector<int> ran;
+  bool wait_all = false;
+  int throw_at = -1;
+  std::atomic<int> aborts{0};
+  std::mutex m;
+  std::condition_variable cv;
+  int arrived = 0;
+  bool all_met = true;
+};
+
+TEST(Threads, SchedulerRunsEveryItemOnceOnEveryThread) {
+  RowScheduler rows(4);
+  ASSERT_EQ(rows.threads(), 4);
+  RecordingJob job(4);
+  job.wait_all = true;  // 4 items meet only if the 3 threads and the waiting one each run one
+  rows.submit(job, 4);
+  rows.wait(job);
+  EXPECT_TRUE(job.all_met) << "the items did not run at the same time";
+  std::vector<int> workers = job.ran;
+  std::sort(workers.begin(), workers.end());
+  EXPECT_EQ(workers, (std::vector<int>{0, 1, 2, 3}));
+  RecordingJob many(1000);
+  rows.submit(many, 1000);
+  rows.wait(many);
+  for (int w : many.ran) ASSERT_TRUE(w >= 0 && w < 4);
+  RecordingJob none(0);
+  rows.submit(none, 0);
+  rows.wait(none);  // nothing to run
+  RecordingJob never(1);
+  rows.wait(never);  // not submitted: returns at once
+  EXPECT_EQ(never.ran[0], -1);
 }
 
-TEST(Threads, PoolRethrowsAWorkersExceptionAndStaysUsable) {
-  WorkerPool pool(3);
-  EXPECT_THROW(pool.run(3, [](int w) { if (w == 2) throw std::runtime_error("worker 2"); }), std::runtime_error);
-  EXPECT_THROW(pool.run(3, [](int w) { if (w == 0) throw std::logic_error("caller"); }), std::logic_error);
-  std::atomic<int> ran{0};
-  pool.run(3, [&](int) { ++ran; });
-  EXPECT_EQ(ran.load(), 3);
+// Jobs run oldest first: an item of a later job may wait for an item of an earlier one, whatever the thread count
+// (one thread: the waiting thread runs them all, in order).
+TEST(Threads, SchedulerRunsOlderJobsFirstSoLaterItemsMayWaitForThem) {
+  for (int threads : {1, 2, 5}) {
+    RowScheduler rows(threads);
+    ProgressBoard board;
+    board.reset(1);
+    class Producer final : public RowJob {
+     public:
+      explicit Producer(ProgressBoard& b) : b_(b) {}
+      void run_item(int item, int) override {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        b_.raise(0, item + 1);  // items are handed out in order; with several threads they may finish out of it
+      }
+      ProgressBoard& b_;
+    } first(board);
+    class Consumer final : public RowJob {
+     public:
+      explicit Consumer(ProgressBoard& b) : b_(b) {}
+      void run_item(int item, int) override {
+        if (!b_.wait_at_least(0, 1) || item < 0) ok = false;
+      }
+      ProgressBoard& b_;
+      std::atomic<bool> ok{true};
+    } second(board);
+    rows.submit(first, 1);
+    rows.submit(second, 20);
+    rows.wait(first);
+    rows.wait(second);
+    EXPECT_TRUE(second.ok.load()) << threads << " threads";
+  }
+}
+
+TEST(Threads, SchedulerRethrowsAnItemsExceptionAndStaysUsable) {
+  for (int threads : {1, 3}) {
+    RowScheduler rows(threads);
+    RecordingJob bad(50);
+    bad.throw_at = 17;
+    rows.submit(bad, 50);
+    EXPECT_THROW(rows.wait(bad), std::runtime_error);
+    EXPECT_EQ(bad.aborts.load(), 1);
+    RecordingJob good(10);
+    rows.submit(good, 10);
+    rows.wait(good);
+    for (int w : good.ran) EXPECT_GE(w, 0);
+  }
 }
 
 TEST(Threads, ResolveThreadCount) {
@@ -198,6 +263,63 @@ TEST(Threads, FinalRowsExtendTheBordersOfFinalRowsOnly) {
   }
   EXPECT_TRUE(rows.borders_extended());
   for (int c = 0; c < 3; ++c) EXPECT_EQ(f.plane[c].storage, expected.plane[c].storage) << "plane " << c;
+}
+
+// The half-pel planes of a reference built row by row as its rows become final (FinalRows with planes, for the next
+// picture's rows that start before this picture is done): after row y, the plane rows that row_for_luma promises are
+// those of the whole build, and so is every row in the end; wait_final() waits for the rows in order and returns
+// false once the picture is aborted.
+TEST(Threads, FinalRowsBuildThePlanesRowByRow) {
+  const int mb_h = 5;
+  Frame truth, f;
+  truth.alloc(64, 16 * mb_h, 64, 16 * mb_h);
+  f.alloc(64, 16 * mb_h, 64, 16 * mb_h);
+  std::mt19937 rng(11);
+  for (Frame* x : {&truth, &f})  // f's rows hold other samples until they are final (as deblocking still changes them)
+    for (Plane& p : x->plane)
+      for (uint8_t& v : p.storage) v = static_cast<uint8_t>(rng());
+  const auto finalise = [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) std::memcpy(f.plane[0].row(y), truth.plane[0].row(y), 64);
+  };
+  const HalfpelFuncs& hp = dsp_here().halfpel;
+  HalfpelPlanes want, got;
+  build_halfpel_planes(hp, truth.plane[0], &want);
+  prepare_halfpel_planes(f.plane[0], &got);
+  const auto same_rows = [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y)
+      for (const auto& [a, b] : {std::pair<const Plane*, const Plane*>{&got.g, &want.g}, {&got.b, &want.b},
+                                 {&got.h, &want.h}, {&got.j, &want.j}})
+        if (std::memcmp(a->row(y) - a->pad, b->row(y) - b->pad, static_cast<size_t>(a->stride)) != 0) return false;
+    return true;
+  };
+  FinalRows rows(f, mb_h, nullptr, &hp, &got);
+  HalfpelScratch scratch;
+  std::atomic<bool> released{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(rows.wait_final(2));
+    released = true;
+  });
+  for (int y = 0; y < mb_h; ++y) {
+    if (y == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      EXPECT_FALSE(released.load()) << "wait_final(2) returned before row 2 was final";
+    }
+    finalise(y == 0 ? 0 : 16 * y - 3, y == mb_h - 1 ? 16 * mb_h : 16 * y + 13);
+    ASSERT_TRUE(rows.row_deblocked(y, &scratch));
+    for (int luma = 1; luma <= 16 * mb_h + kHalfpelPad; ++luma) {
+      if (rows.row_for_luma(luma) > y) continue;
+      ASSERT_TRUE(same_rows(-kHalfpelPad, luma)) << "planes above luma row " << luma << " not built after row " << y;
+    }
+  }
+  waiter.join();
+  EXPECT_TRUE(released.load());
+  EXPECT_TRUE(same_rows(-kHalfpelPad, 16 * mb_h + kHalfpelPad));
+  EXPECT_TRUE(rows.borders_extended());
+  FinalRows aborted(f, mb_h, nullptr);
+  std::thread stuck([&] { EXPECT_FALSE(aborted.wait_final(1)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  aborted.abort();
+  stuck.join();
 }
 
 // MacroblockDeblocker in another order than raster (anti-diagonals, as a wavefront with a lag of two filters them)
@@ -675,6 +797,57 @@ TEST(Threads, EncoderQueueReportsACodingError) {
   EncodedPicture e;
   EXPECT_TRUE(enc.pull(&e));  // picture 0 was coded
   EXPECT_EQ(e.user_index, 0);
+}
+
+// Pictures in flight (doc/THREADS.md): a P picture's row starts once the picture before, still being coded, is final
+// down to gate_luma_rows of its reference, which holds only if no vector reaches further than vector_reach. Random
+// pictures (nothing to track) spread the vectors over whole windows; every row any chosen vector reads (its block,
+// the 6-tap filter's rows where it is fractional) must lie above the gate, and the vectors must come near the bound,
+// or the check would show nothing.
+TEST(Threads, GateCoversEveryRowTheVectorsRead) {
+  struct Case {
+    const char* name;
+    int gpu, range, refs;
+  } cases[] = {{"unmodified_sr8", 0, 8, 1}, {"unmodified_sr16_refs2", 0, 16, 2}, {"gpu_twin_sr8", 1, 8, 1},
+               {"gpu_twin_sr16", 1, 16, 1}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    EncoderParams p = base(160, 128, 6);
+    p.gpu_integer_me = k.gpu;
+    p.search_range = k.range;
+    p.num_ref_frames = k.refs;
+    const int reach = vector_reach(p);
+    ASSERT_GT(reach, 0);
+    EncoderState s;
+    init_encoder_state(s, p, p.gpu_integer_me ? twin_factory() : PictureSearchFactory());
+    std::mt19937 rng(5 + k.range);
+    int farthest = 0, checked = 0;
+    for (int n = 0; n < p.frames_to_encode; ++n) {
+      Frame f;
+      f.alloc(160, 128, 160, 128);
+      for (Plane& pl : f.plane)
+        for (int y = 0; y < pl.height; ++y)
+          for (int x = 0; x < pl.width; ++x) pl.at(x, y)[0] = static_cast<uint8_t>(rng() % 256);
+      f.extend_borders();
+      std::vector<uint8_t> bytes;
+      if (encode_picture(s, f, bytes).type != SliceType::P) continue;
+      for (int m = 0; m < s.mb_w * s.mb_h; ++m) {
+        const MbInfo& mb = s.mbs[static_cast<size_t>(m)];
+        if (mb.is_intra()) continue;
+        const int mb_y = m / s.mb_w;
+        for (int b = 0; b < 16; ++b) {
+          const MV v = mb.mv[b];
+          ASSERT_LE(std::max(std::abs(v.x), std::abs(v.y)), 4 * reach + 3) << "picture " << n << " mb " << m;
+          const int bottom = 16 * mb_y + 4 * (b / 4) + 3 + (v.y >> 2) + ((v.y & 3) ? 3 : 0);
+          ASSERT_LT(bottom, gate_luma_rows(mb_y, reach)) << "picture " << n << " mb " << m << " block " << b;
+          farthest = std::max(farthest, std::abs(v.y));
+          ++checked;
+        }
+      }
+    }
+    EXPECT_GT(checked, 1000);
+    EXPECT_GE(farthest, 4 * reach * 3 / 4) << "the vectors stay far from the bound";
+  }
 }
 
 // The case the RDOptimization 1 rows exist for must really arise: some P picture ends a row of macroblocks on

@@ -12,7 +12,9 @@ answer (one waiter at a time; the other workers go on meanwhile, unless they nee
                queueing the next picture's search ahead where the encoder does: step search_ahead)
   rows         the macroblock rows, deblocking and slices (the wavefront)
   reference    borders extended, reconstruction sent to the GPU
-  gap          to the next picture's start (the Encoder queue: the driver's picture, the next source frame)
+  gap          to the next picture's start (the Encoder queue: the driver's picture, the next source frame);
+               negative where the next picture started before this one was done (pictures in flight, Threads > 1:
+               doc/THREADS.md), and then `total`, start to start, is the figure: the steps overlap
 A P picture of the unmodified run has no search call: its setup runs to the rows' start.
 """
 import statistics
