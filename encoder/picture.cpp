@@ -302,7 +302,8 @@ bool queue_next_search(EncoderState& s, const PictureParams& pp, const Frame& re
     return false;
   const PictureParams np = plan_picture(s, pp.index + 1);
   if (np.type != SliceType::P || np.idr) return false;
-  const PictureSearchRequest req = integer_search_request(s, np, *next, next_reference_list(s, pp, rec));
+  PictureSearchRequest req = integer_search_request(s, np, *next, next_reference_list(s, pp, rec));
+  req.reference_grows = s.threads > 1;  // the next picture will likely start before this one is done
   picture_trace("search_ahead", pp.index);
   return s.picture_search->search_ahead(req, 0);
 }

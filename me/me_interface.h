@@ -184,6 +184,7 @@ struct PictureSearchRequest {
   // lets it return at once, the rest of that reference still to come through reference_rows() and preload() (the
   // picture before still being coded: doc/THREADS.md, "Pictures in flight"); wait_rows() then also waits for the
   // rows its bands read to be reported. false: the reference is final now, and search() sends what is left of it.
+  // In a search_ahead() request: the search is likely to be taken up so (the producer may cut its bands for it).
   // Not part of the request's identity (same_search_request).
   bool reference_grows = false;
 };

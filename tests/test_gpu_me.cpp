@@ -939,6 +939,7 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
       for (int x = 0; x < real.width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real.at(x, y));
     PictureSearchRequest ahead = b.req;
     ahead.refs[0] = &growing;
+    ahead.reference_grows = refs == 2;  // queued saying so: thinner bands (the other round: the usual ones)
 
     PictureCandidates got_a, got_b;
     search_->search(a.req, got_a);
