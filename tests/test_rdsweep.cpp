@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,11 +33,12 @@ namespace gme {
 namespace {
 
 // A fresh, empty folder of its own (mkdtemp): a name made of the process id alone was reused once the id came round
-// again, and a test that checks that nothing was written then found an earlier run's output.
+// again, and a test that checks that nothing was written then found an earlier run's output. The folders go when the
+// test program ends (a static list of conf::TempDir), so runs leave nothing behind.
 std::string temp_dir(const std::string& name) {
-  std::string t = ::testing::TempDir() + "rdsweep_" + name + "_XXXXXX";
-  EXPECT_NE(::mkdtemp(&t[0]), nullptr) << t << ": " << std::strerror(errno);
-  return t;
+  static std::vector<std::unique_ptr<conf::TempDir>> made;
+  made.push_back(std::make_unique<conf::TempDir>("rdsweep_" + name));
+  return made.back()->path();
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
