@@ -837,6 +837,44 @@ TEST_F(GpuMeCuda, PreloadedReferencesAreNotSentAgain) {
 }
 
 
+// Two pictures' searches for the pipelined boundary: b's first reference is the picture a is coding, `growing`,
+// which holds other pixels (255 - the real ones) in every row not made final yet (finalise), so a band started
+// before its rows were reported answers wrongly; `ahead` is b's request naming it. With two references, b's second
+// is a's first. Built in place: `ahead` points into it.
+struct GrowingPair {
+  Scene a, b;
+  PictureCandidates want_a, want_b;
+  const Plane* real = nullptr;
+  Plane growing;
+  PictureSearchRequest ahead;
+
+  void make(std::mt19937& rng, int refs, int id, TwinPictureSearch& twin) {
+    a = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    b = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
+    for (Scene* s : {&a, &b}) {
+      s->req.zero_copy = s->req.progressive = true;
+      s->req.subpel_metric = 2;
+      s->req.subpel_ranks = 2;
+    }
+    a.req.ref_ids = refs == 1 ? std::vector<int>{id} : std::vector<int>{id, id + 1};
+    b.req.ref_ids = refs == 1 ? std::vector<int>{id + 2} : std::vector<int>{id + 2, id};
+    if (refs == 2) b.req.refs[1] = a.req.refs[0];
+    twin.search(a.req, want_a);
+    twin.search(b.req, want_b);
+    real = b.req.refs[0];
+    growing.alloc(real->width, real->height, real->pad);
+    for (int y = 0; y < real->height; ++y)
+      for (int x = 0; x < real->width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real->at(x, y));
+    ahead = b.req;
+    ahead.refs[0] = &growing;
+  }
+  // Rows [y0, y1) of the growing reference become final.
+  void finalise(int y0, int y1) {
+    for (int y = y0; y < y1; ++y)
+      for (int x = 0; x < real->width; ++x) *growing.at(x, y) = *real->at(x, y);
+  }
+};
+
 // The picture boundary, pipelined (PictureIntegerSearch::search_ahead): the next picture's search is queued while
 // the current answer is still being read and its newest reference still being coded. The rows of that reference
 // not reported yet hold other pixels here, so a band started before its rows were reported gives a wrong answer;
@@ -845,27 +883,15 @@ TEST_F(GpuMeCuda, PreloadedReferencesAreNotSentAgain) {
 TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
   std::mt19937 rng(777);
   for (int refs : {1, 2}) {
-    Scene a = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
-    Scene b = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
-    for (Scene* s : {&a, &b}) {
-      s->req.zero_copy = s->req.progressive = true;
-      s->req.subpel_metric = 2;
-      s->req.subpel_ranks = 2;
-    }
     const int id = 10 * refs;  // ids name pixels: each round's pictures have their own
-    a.req.ref_ids = refs == 1 ? std::vector<int>{id} : std::vector<int>{id, id + 1};
-    b.req.ref_ids = refs == 1 ? std::vector<int>{id + 2} : std::vector<int>{id + 2, id};  // b's second: a's first
-    if (refs == 2) b.req.refs[1] = a.req.refs[0];
-    PictureCandidates want_a, want_b;
-    twin_.search(a.req, want_a);
-    twin_.search(b.req, want_b);
-    const Plane& real = *b.req.refs[0];
-    Plane growing;
-    growing.alloc(real.width, real.height, real.pad);
-    for (int y = 0; y < real.height; ++y)
-      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real.at(x, y));
-    PictureSearchRequest ahead = b.req;
-    ahead.refs[0] = &growing;
+    GrowingPair g;
+    g.make(rng, refs, id, twin_);
+    const Scene& a = g.a;
+    const PictureCandidates& want_a = g.want_a;
+    const PictureCandidates& want_b = g.want_b;
+    const Plane& real = *g.real;
+    const Plane& growing = g.growing;
+    const PictureSearchRequest& ahead = g.ahead;
 
     PictureCandidates got_a, got_b;
     search_->search(a.req, got_a);
@@ -877,12 +903,10 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
       // Rows of the growing reference become final; every third row they are reported (as the wavefront does,
       // in steps), never beyond the current answer's rows read.
       const int final_rows = std::min(real.height, 16 * (row + 1) - 3);
-      for (int y = std::max(0, final_rows - 16); y < final_rows; ++y)
-        for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+      g.finalise(std::max(0, final_rows - 16), final_rows);
       if (row % 3 == 2) search_->reference_rows(growing, id + 2, final_rows);
     }
-    for (int y = 0; y < real.height; ++y)
-      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+    g.finalise(0, real.height);
     search_->preload(growing, id + 2);  // the last rows, as the encoder sends a finished reconstruction
     search_->search(ahead, got_b);
     search_->wait_rows(ahead.mb_height);
@@ -918,27 +942,15 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
 TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
   std::mt19937 rng(4242);
   for (int refs : {1, 2}) {
-    Scene a = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
-    Scene b = make_scene(40, 30, refs, 16, 8, rng, Content::kSmooth, refs == 2);
-    for (Scene* s : {&a, &b}) {
-      s->req.zero_copy = s->req.progressive = true;
-      s->req.subpel_metric = 2;
-      s->req.subpel_ranks = 2;
-    }
     const int id = 100 + 10 * refs;
-    a.req.ref_ids = refs == 1 ? std::vector<int>{id} : std::vector<int>{id, id + 1};
-    b.req.ref_ids = refs == 1 ? std::vector<int>{id + 2} : std::vector<int>{id + 2, id};
-    if (refs == 2) b.req.refs[1] = a.req.refs[0];
-    PictureCandidates want_a, want_b;
-    twin_.search(a.req, want_a);
-    twin_.search(b.req, want_b);
-    const Plane& real = *b.req.refs[0];
-    Plane growing;
-    growing.alloc(real.width, real.height, real.pad);
-    for (int y = 0; y < real.height; ++y)
-      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = static_cast<uint8_t>(255 - *real.at(x, y));
-    PictureSearchRequest ahead = b.req;
-    ahead.refs[0] = &growing;
+    GrowingPair g;
+    g.make(rng, refs, id, twin_);
+    const Scene& a = g.a;
+    const PictureCandidates& want_a = g.want_a;
+    const PictureCandidates& want_b = g.want_b;
+    const Plane& real = *g.real;
+    Plane& growing = g.growing;
+    PictureSearchRequest& ahead = g.ahead;
     ahead.reference_grows = refs == 2;  // queued saying so: thinner bands (the other round: the usual ones)
 
     PictureCandidates got_a, got_b;
@@ -948,8 +960,7 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
     for (int row = 0; row < a.req.mb_height; ++row) ASSERT_TRUE(same_row(got_a, want_a, a.req, row));
     // The first rows are final before this picture's search() comes, as the wavefront reports them.
     int reported = 16 * 4 - 3;
-    for (int y = 0; y < reported; ++y)
-      for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+    g.finalise(0, reported);
     search_->reference_rows(growing, id + 2, reported);
     PictureSearchRequest take = ahead;
     take.reference_grows = true;
@@ -959,8 +970,7 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
       for (int rows = reported + 16; rows < real.height + 16; rows += 16) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
         const int to = std::min(real.height, rows);
-        for (int y = final_rows.load(); y < to; ++y)
-          for (int x = 0; x < real.width; ++x) *growing.at(x, y) = *real.at(x, y);
+        g.finalise(final_rows.load(), to);
         final_rows.store(to);
         search_->reference_rows(growing, id + 2, to);
       }
