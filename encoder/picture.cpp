@@ -320,6 +320,12 @@ int vector_reach(const EncoderParams& p) {
   return -1;
 }
 
+// With RDOptimization 1 the unmodified run centres each window on the 16x16 predictor (fullfast_window_centre),
+// which follows the neighbours' vectors.
+int predictor_window(const EncoderParams& p) {
+  return p.gpu_integer_me == 0 && p.rd_optimization != 0 ? p.search_range : 0;
+}
+
 // A picture between start_picture and finish_picture. Members are destroyed in reverse order: the rows (which read
 // everything above them) first.
 struct PictureInFlight {
@@ -498,6 +504,7 @@ void start_coding(EncoderState& s, PictureInFlight& f, const Frame* next, Pictur
     f.gate_rows = before->final_rows;
     gate.rows = f.gate_rows.get();
     gate.reach = vector_reach(p);
+    gate.window = predictor_window(p);
   }
   f.wavefront = start_wavefront(s, slot, pp, src, rec, f.refs, f.sources.get(), f.final_rows.get(), gate);
 }

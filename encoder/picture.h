@@ -145,6 +145,9 @@ bool overlap_pictures(const EncoderState& s, const PictureInFlight& before);
 // The full-pel rows by which a P picture's vectors can point below (or above) its macroblock, whatever it decides
 // (RowGate::reach); -1 where the configuration does not bound them.
 int vector_reach(const EncoderParams& p);
+// The search range of windows centred on the macroblocks' vector predictors, whose reach each macroblock takes
+// from its neighbours (RowGate::window); 0 where the windows do not follow the predictors.
+int predictor_window(const EncoderParams& p);
 // After the picture started before `f` is finished: queues the search of the picture after `f` (start_picture
 // leaves it to here when it started `f` beside the picture before). Call it before starting the next picture.
 void queue_search_after(EncoderState& s, PictureInFlight& f);

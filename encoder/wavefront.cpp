@@ -247,7 +247,8 @@ class Wavefront final : public RowJob {
 
   void code_row(int y, MbWorker& w) {
     // The picture before, still being coded, is final down to every row this row's vectors can reach.
-    if (gate_.rows && !gate_.rows->wait_final(gate_.rows->row_for_luma(gate_luma_rows(y, gate_.reach))))
+    if (gate_.rows && gate_.window == 0 &&
+        !gate_.rows->wait_final(gate_.rows->row_for_luma(gate_luma_rows(y, gate_.reach))))
       throw std::runtime_error("the picture before this one failed");
     MbContext c = base_;
     const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
@@ -276,6 +277,11 @@ class Wavefront final : public RowJob {
         row_run.reset(run);
         c.skip_run_wait = &row_run;
       }
+      // Windows centred on the predictors: the picture before must be final as far as this macroblock's reach.
+      if (gate_.rows && gate_.window > 0 &&
+          !gate_.rows->wait_final(gate_.rows->row_for_luma(
+              predictor_gate_luma_rows(slot_.mbs.data(), mb_w_, x, y, gate_.window))))
+        throw std::runtime_error("the picture before this one failed");
       MbCoding coding;
       w.decide(c, coding);
       if (c.skip_run_wait && row_run.resolved()) {
@@ -387,6 +393,20 @@ int gate_luma_rows(int mb_row, int reach) {
   // Beyond a vector's reach a row reads +-3/4 pel of sub-pel refinement and the 6-tap filter's 3 rows below.
   constexpr int kMargin = 8;
   return reach < 0 ? INT32_MAX / 2 : 16 * (mb_row + 1) + reach + kMargin;
+}
+
+int predictor_gate_luma_rows(const MbInfo* mbs, int mb_w, int x, int y, int range) {
+  int down = 0;  // quarter pel: the farthest any neighbour's vector points down
+  auto neighbour = [&](int nx, int ny) {
+    if (nx < 0 || nx >= mb_w || ny < 0) return;
+    for (const MV& v : mbs[static_cast<size_t>(ny) * mb_w + nx].mv) down = std::max(down, static_cast<int>(v.y));
+  };
+  neighbour(x - 1, y);
+  neighbour(x - 1, y - 1);
+  neighbour(x, y - 1);
+  neighbour(x + 1, y - 1);
+  // The window centre is the predictor rounded to whole pels (halves up), so at most ceil(down / 4) pels down.
+  return gate_luma_rows(y, (down + 3) / 4 + range);
 }
 
 // A picture's wavefront between start_wavefront and finish_wavefront: what its rows read and write.

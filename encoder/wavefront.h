@@ -34,6 +34,12 @@ namespace gme {
 // below its bottom and a margin for sub-pel refinement and interpolation; reach -1: all of them.
 int gate_luma_rows(int mb_row, int reach);
 
+// The same for macroblock (x, y) where its windows (+-range) are centred on its motion vector predictors (the
+// unmodified run with RDOptimization 1): every predictor, P_Skip's included, is zero, one of its neighbours'
+// vectors (A left, B above, C above right, D above left) or their median, so none points further down than the
+// farthest of theirs. `mbs`: the picture's macroblocks, row by row, decided up to the neighbours.
+int predictor_gate_luma_rows(const MbInfo* mbs, int mb_w, int x, int y, int range);
+
 // A picture's rows between start_wavefront and finish_wavefront. Destroying it waits for rows still running.
 struct WavefrontPicture;
 struct WavefrontPictureDeleter {

@@ -44,10 +44,13 @@ struct PictureSlot {
 class FinalRows;
 // The reference that a picture's rows read while it is still being coded (the picture before, in flight): row y
 // waits until `rows` is final down to `reach` luma rows below its own bottom (-1: the whole picture), the farthest
-// any of its vectors can point.
+// any of its vectors can point. Where the search windows are centred on the vector predictors (`window` > 0, their
+// search range), no reach holds for a whole row: each macroblock waits for what its neighbours' vectors allow
+// (predictor_gate_luma_rows).
 struct RowGate {
   FinalRows* rows = nullptr;
   int reach = -1;
+  int window = 0;
 };
 
 }  // namespace gme

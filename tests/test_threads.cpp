@@ -800,53 +800,99 @@ TEST(Threads, EncoderQueueReportsACodingError) {
 }
 
 // Pictures in flight (doc/THREADS.md): a P picture's row starts once the picture before, still being coded, is final
-// down to gate_luma_rows of its reference, which holds only if no vector reaches further than vector_reach. Random
-// pictures (nothing to track) spread the vectors over whole windows; every row any chosen vector reads (its block,
-// the 6-tap filter's rows where it is fractional) must lie above the gate, and the vectors must come near the bound,
-// or the check would show nothing.
+// down to gate_luma_rows of its reference, which holds only if no vector reaches further than vector_reach; where
+// the windows follow the vector predictors (RDOptimization 1), each macroblock waits for predictor_gate_luma_rows.
+// Random pictures (nothing to track) spread the vectors over whole windows; every row any chosen vector reads (its
+// block, the 6-tap filter's rows where it is fractional) must lie above the gate, and some must come near it, or
+// the check would show nothing.
 TEST(Threads, GateCoversEveryRowTheVectorsRead) {
   struct Case {
     const char* name;
-    int gpu, range, refs;
-  } cases[] = {{"unmodified_sr8", 0, 8, 1}, {"unmodified_sr16_refs2", 0, 16, 2}, {"gpu_twin_sr8", 1, 8, 1},
-               {"gpu_twin_sr16", 1, 16, 1}};
+    int gpu, range, refs, rdo;
+  } cases[] = {{"unmodified_sr8", 0, 8, 1, 0},       {"unmodified_sr16_refs2", 0, 16, 2, 0},
+               {"gpu_twin_sr8", 1, 8, 1, 0},         {"gpu_twin_sr16", 1, 16, 1, 0},
+               {"unmodified_rdo1_sr8", 0, 8, 1, 1},  {"unmodified_rdo1_sr16_refs2", 0, 16, 2, 1}};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
     EncoderParams p = base(160, 128, 6);
     p.gpu_integer_me = k.gpu;
     p.search_range = k.range;
     p.num_ref_frames = k.refs;
-    const int reach = vector_reach(p);
-    ASSERT_GT(reach, 0);
+    p.rd_optimization = k.rdo;
+    const int reach = vector_reach(p), window = predictor_window(p);
+    ASSERT_TRUE((reach > 0) != (window > 0)) << "one gate per configuration";
     EncoderState s;
     init_encoder_state(s, p, p.gpu_integer_me ? twin_factory() : PictureSearchFactory());
     std::mt19937 rng(5 + k.range);
-    int farthest = 0, checked = 0;
+    int farthest = 0, closest = INT32_MAX, checked = 0;
+    Frame before;
+    int beyond_range = 0;  // vectors further down than a window centred on (0, 0) reaches
     for (int n = 0; n < p.frames_to_encode; ++n) {
       Frame f;
       f.alloc(160, 128, 160, 128);
-      for (Plane& pl : f.plane)
+      for (int c = 0; c < 3; ++c) {
+        Plane& pl = f.plane[c];
         for (int y = 0; y < pl.height; ++y)
           for (int x = 0; x < pl.width; ++x) pl.at(x, y)[0] = static_cast<uint8_t>(rng() % 256);
+      }
+      if (window > 0 && n > 0) {
+        // Windows centred on predictors: with pictures unrelated to each other nearly every macroblock is intra.
+        // Each macroblock is the picture before's at a random offset of up to 2 ranges, which the windows find
+        // where their predictors bring them near, so the predictors carry the windows beyond the range.
+        for (int by = 0; by < 8; ++by)
+          for (int bx = 0; bx < 10; ++bx) {
+            const int dx = static_cast<int>(rng() % (4 * k.range + 1)) - 2 * k.range;
+            const int dy = static_cast<int>(rng() % (3 * k.range + 1)) - k.range;  // mostly down: the gate's side
+            for (int c = 0; c < 3; ++c) {
+              const int sh = c ? 1 : 0, size = 16 >> sh;
+              const Plane& from = before.plane[c];
+              Plane& to = f.plane[c];
+              for (int y = 0; y < size; ++y)
+                for (int x = 0; x < size; ++x) {
+                  const int sx = std::clamp(bx * size + x + (dx >> sh), 0, from.width - 1);
+                  const int sy = std::clamp(by * size + y + (dy >> sh), 0, from.height - 1);
+                  to.at(bx * size + x, by * size + y)[0] = from.at(sx, sy)[0];
+                }
+            }
+          }
+      }
       f.extend_borders();
+      if (window > 0) {
+        before.alloc(160, 128, 160, 128);
+        for (int c = 0; c < 3; ++c)
+          for (int y = 0; y < f.plane[c].height; ++y)
+            std::memcpy(before.plane[c].at(0, y), f.plane[c].at(0, y), static_cast<size_t>(f.plane[c].width));
+      }
       std::vector<uint8_t> bytes;
       if (encode_picture(s, f, bytes).type != SliceType::P) continue;
       for (int m = 0; m < s.mb_w * s.mb_h; ++m) {
         const MbInfo& mb = s.mbs[static_cast<size_t>(m)];
         if (mb.is_intra()) continue;
         const int mb_y = m / s.mb_w;
+        const int gate = window > 0 ? predictor_gate_luma_rows(s.mbs.data(), s.mb_w, m % s.mb_w, mb_y, window)
+                                    : gate_luma_rows(mb_y, reach);
         for (int b = 0; b < 16; ++b) {
           const MV v = mb.mv[b];
-          ASSERT_LE(std::max(std::abs(v.x), std::abs(v.y)), 4 * reach + 3) << "picture " << n << " mb " << m;
+          if (reach > 0) {
+            ASSERT_LE(std::max(std::abs(v.x), std::abs(v.y)), 4 * reach + 3) << "picture " << n << " mb " << m;
+          }
           const int bottom = 16 * mb_y + 4 * (b / 4) + 3 + (v.y >> 2) + ((v.y & 3) ? 3 : 0);
-          ASSERT_LT(bottom, gate_luma_rows(mb_y, reach)) << "picture " << n << " mb " << m << " block " << b;
+          ASSERT_LT(bottom, gate) << "picture " << n << " mb " << m << " block " << b;
           farthest = std::max(farthest, std::abs(v.y));
+          beyond_range += window > 0 && v.y > 4 * window + 3;
+          closest = std::min(closest, gate - bottom);
           ++checked;
         }
       }
     }
     EXPECT_GT(checked, 1000);
-    EXPECT_GE(farthest, 4 * reach * 3 / 4) << "the vectors stay far from the bound";
+    if (reach > 0) {
+      EXPECT_GE(farthest, 4 * reach * 3 / 4) << "the vectors stay far from the bound";
+    }
+    EXPECT_LE(closest, 8) << "the vectors stay far from the gate";
+    if (window > 0) {
+      EXPECT_GT(beyond_range, 0) << "no predictor took a window beyond its range";
+    }
   }
 }
 
