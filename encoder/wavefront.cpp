@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "common/deblock.h"
+#include "common/picture_trace.h"
 #include "common/stage_clock.h"
 #include "encoder/cavlc.h"
 #include "encoder/headers.h"
@@ -245,11 +246,19 @@ class Wavefront final : public RowJob {
     }
   }
 
+  // Blocks until the picture before (RowGate) is final down to `luma_rows`; a wait that blocks is traced with the
+  // number of the macroblock that waits.
+  void wait_for_reference(int luma_rows, int mb) {
+    const int row = gate_.rows->row_for_luma(luma_rows);
+    const bool traced = picture_trace_on() && !gate_.rows->is_final(row);
+    if (traced) picture_trace("gate_wait", mb);
+    if (!gate_.rows->wait_final(row)) throw std::runtime_error("the picture before this one failed");
+    if (traced) picture_trace("gate_landed", mb);
+  }
+
   void code_row(int y, MbWorker& w) {
     // The picture before, still being coded, is final down to every row this row's vectors can reach.
-    if (gate_.rows && gate_.window == 0 &&
-        !gate_.rows->wait_final(gate_.rows->row_for_luma(gate_luma_rows(y, gate_.reach))))
-      throw std::runtime_error("the picture before this one failed");
+    if (gate_.rows && gate_.window == 0) wait_for_reference(gate_luma_rows(y, gate_.reach), y * mb_w_);
     MbContext c = base_;
     const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
     MbInfo* row_info = slot_.mbs.data() + static_cast<size_t>(y) * mb_w_;
@@ -278,10 +287,8 @@ class Wavefront final : public RowJob {
         c.skip_run_wait = &row_run;
       }
       // Windows centred on the predictors: the picture before must be final as far as this macroblock's reach.
-      if (gate_.rows && gate_.window > 0 &&
-          !gate_.rows->wait_final(gate_.rows->row_for_luma(
-              predictor_gate_luma_rows(slot_.mbs.data(), mb_w_, x, y, gate_.window))))
-        throw std::runtime_error("the picture before this one failed");
+      if (gate_.rows && gate_.window > 0)
+        wait_for_reference(predictor_gate_luma_rows(slot_.mbs.data(), mb_w_, x, y, gate_.window), mb);
       MbCoding coding;
       w.decide(c, coding);
       if (c.skip_run_wait && row_run.resolved()) {

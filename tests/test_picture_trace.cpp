@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -44,7 +45,8 @@ TEST(PictureTrace, StepsComeInOrderForEveryPictureAndTheTimelineReadsThem) {
       ASSERT_TRUE(static_cast<bool>(f >> ms >> step >> n)) << line;
       EXPECT_GE(ms, last_ms) << "times only grow";
       last_ms = ms;
-      if (step != "rows_wait" && step != "rows_landed") steps[n].push_back(step);
+      if (step != "rows_wait" && step != "rows_landed" && step != "gate_wait" && step != "gate_landed")
+        steps[n].push_back(step);
     }
     // The next picture's search queued ahead (when the queue held that picture already): just before the rows, or
     // during them where the picture started beside the one before (queued once that one is done).
@@ -70,6 +72,34 @@ TEST(PictureTrace, StepsComeInOrderForEveryPictureAndTheTimelineReadsThem) {
     EXPECT_NE(t.output.find("pictures: 6 "), std::string::npos) << t.output;
     EXPECT_NE(t.output.find("rows"), std::string::npos) << t.output;
   }
+}
+
+// The timeline's waits: the GPU's rows one waiter at a time, the gate's summed over the macroblocks that waited at
+// once, each given to the picture started last when its wait began (the one whose rows wait), matched by number.
+TEST(PictureTrace, TheTimelineSumsTheWaitsOfEachPicture) {
+  conf::TempDir dir("picture_trace_waits");
+  const std::string trace = dir.file("trace.txt");
+  {
+    std::ostringstream t;
+    for (int n = 0; n < 3; ++n) {
+      const double t0 = 10.0 * n;
+      t << "trace " << t0 << " picture " << n << "\n";
+      t << "trace " << t0 + 1 << " rows_start " << n << "\n";
+      if (n == 1) {  // two macroblocks wait at once, one of them twice; the GPU's rows once
+        t << "trace 12 gate_wait 0\ntrace 12.5 gate_wait 40\ntrace 13 rows_wait 2\ntrace 13.25 gate_landed 0\n"
+             "trace 14 gate_landed 40\ntrace 14.5 rows_landed 30\ntrace 15 gate_wait 0\ntrace 15.5 gate_landed 0\n";
+      }
+      t << "trace " << t0 + 8 << " slices " << n << "\n";
+      t << "trace " << t0 + 9 << " reference " << n << "\n";
+    }
+    std::ofstream(trace) << t.str();
+  }
+  const conf::CommandResult r = run_command("python3 tools/picture_timeline.py " + shell_quote(trace) + " 0 2>&1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Pictures 0 and 1 are complete (each has a next); medians of two: (0 + 1.5) / 2 and (0 + 3.25) / 2.
+  EXPECT_NE(r.output.find("pictures: 2 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("row_waits        0.75"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gate_waits       1.62"), std::string::npos) << r.output;
 }
 
 TEST(PictureTrace, SilentUnlessAsked) {

@@ -15,6 +15,9 @@ answer (one waiter at a time; the other workers go on meanwhile, unless they nee
   gap          to the next picture's start (the Encoder queue: the driver's picture, the next source frame);
                negative where the next picture started before this one was done (pictures in flight, Threads > 1:
                doc/THREADS.md), and then `total`, start to start, is the figure: the steps overlap
+  row_waits    the rows' waits for the GPU's answer (wall time, one waiter at a time)
+  gate_waits   the rows' or macroblocks' waits for the picture before, still being coded (pictures in flight:
+               RowGate), summed over the workers that waited (thread time: several may wait at once)
 A P picture of the unmodified run has no search call: its setup runs to the rows' start.
 """
 import statistics
@@ -25,8 +28,9 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     skip = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    pictures, order, waits = {}, [], {}
+    pictures, order, waits, gate_waits = {}, [], {}, {}
     current, waiting_since = None, None
+    gate_since = {}  # waiting macroblock -> (time, picture)
     for line in open(sys.argv[1]):
         f = line.split()
         if len(f) != 4 or f[0] != "trace":
@@ -38,12 +42,19 @@ def main():
             if waiting_since is not None and current is not None:
                 waits[current] = waits.get(current, 0.0) + t - waiting_since
             waiting_since = None
+        elif step == "gate_wait":
+            gate_since[n] = (t, current)
+        elif step == "gate_landed":
+            since = gate_since.pop(n, None)
+            if since is not None and since[1] is not None:
+                gate_waits[since[1]] = gate_waits.get(since[1], 0.0) + t - since[0]
         else:
             if step == "picture":
                 order.append(n)
                 current = n
             pictures.setdefault(n, {}).setdefault(step, t)
-    parts = {k: [] for k in ("setup", "search_call", "planes", "rows", "reference", "gap", "total", "row_waits")}
+    parts = {k: [] for k in ("setup", "search_call", "planes", "rows", "reference", "gap", "total", "row_waits",
+                             "gate_waits")}
     for i, n in enumerate(order[:-1]):
         p, nxt = pictures[n], pictures[order[i + 1]]
         if i < skip or not all(k in p for k in ("rows_start", "slices", "reference")):
@@ -58,6 +69,7 @@ def main():
         parts["gap"].append(nxt["picture"] - p["reference"])
         parts["total"].append(nxt["picture"] - p["picture"])
         parts["row_waits"].append(waits.get(n, 0.0))
+        parts["gate_waits"].append(gate_waits.get(n, 0.0))
     if not parts["total"]:
         sys.exit("picture_timeline: no complete picture after the first %d in %s (GME_PICTURE_TRACE=1?)" % (skip, sys.argv[1]))
     print("pictures: %d (medians, ms)" % len(parts["total"]))
