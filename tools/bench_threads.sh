@@ -15,8 +15,10 @@
 # as a user sees it; the fastest run); steady = (large - small) / (t_large - t_small) of the two runs of one round,
 # taken one after the other, the median over the rounds: the frames/s once running, without the process and CUDA
 # start-up (~0.3 s); a difference of two whole-process times, so one slow run can throw it far off.
-# pic/s (gme264's runs) = 1000 / the median milliseconds per picture at the larger count, from GME_PICTURE_TRACE=1
-# (tools/picture_timeline.py: the pictures after the third), the firmer figure. x = the rate before it / the same
+# pic/s = 1000 / the median milliseconds per picture at the larger count, the firmer figure: gme264's from
+# GME_PICTURE_TRACE=1 (tools/picture_timeline.py: start to start, the pictures after the third), x264's from the
+# times its pictures come out of the encoder, after the third (tools/x264_raw_bench.cpp; none from an x264 on the
+# PATH). x = the rate before it / the same
 # rate at 1 thread. "same" checks that gme264's stream is byte-identical at every thread count (per run, size and
 # QP).
 # The host's own ceiling at the same counts comes first (bin/cpu_ceiling, tools/cpu_ceiling_main.cpp).
@@ -107,6 +109,8 @@ measure() {
       opts=(me=esa merange=32 threads="$t" keyint=12 min-keyint=12 scenecut=0 bframes=0 ref=1 qp="$qp")
       if [ "$x264_cmd" = driver ]; then
         sec=$(wall "$tmp/x264_raw_bench" "$w" "$h" "$n" "$raw" "$tmp/x.264" "${opts[@]}") || return 1
+        # its median time between successive pictures (the driver's fourth field), as gme264's pic/s
+        if [ "$n" = "$large" ]; then pic=$(awk 'NF == 4 && $4 != "-" { printf "%.2f", 1000 / $4 }' "$tmp/log"); fi
       else
         sec=$(wall x264 --profile baseline --me esa --merange 32 --threads "$t" --keyint 12 --min-keyint 12 \
           --scenecut 0 --bframes 0 --ref 1 --qp "$qp" --input-res "${w}x${h}" --frames "$n" -o "$tmp/x.264" "$raw") || return 1
@@ -165,15 +169,15 @@ print('%.4f' % (($large - $small) / (tl - ts)) if tl > ts else '-')") "
         done
       done
     done
-    printf '%-8s | %-42s | %-42s | %-26s\n' threads "unmodified fps steady x pic/s x" "gpu fps steady x pic/s x" \
-      "x264 esa fps steady x" | tee -a "$report"
+    printf '%-8s | %-42s | %-42s | %-42s\n' threads "unmodified fps steady x pic/s x" "gpu fps steady x pic/s x" \
+      "x264 esa fps steady x pic/s x" | tee -a "$report"
     declare -A base=()
     declare -A base_pic=()
     for t in $threads; do
       line=$(printf '%-8s' "$t")
       for run in unmodified gpu x264; do
         if [[ " $runs " != *" $run "* ]] || [ -n "${failed[$run,$t]:-}" ]; then
-          [ $run != x264 ] && line+=$(printf ' | %42s' "-") || line+=$(printf ' | %26s' "-")
+          line+=$(printf ' | %42s' "-")
           continue
         fi
         # steady: the median over the rounds of each round's rate ("-" where the larger count did not take longer:
@@ -188,14 +192,12 @@ print('%.2f %s' % (l / tl, '%.2f' % statistics.median(v) if v else '-'))")"
 a, b = '$steady', '${base[$run]}'
 print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
         line+=$(printf ' | %8s %8s %7sx' "$fps" "$steady" "$x")
-        if [ $run != x264 ]; then
-          pic=${best_pic[$run,$t]:--}
-          [ -n "${base_pic[$run]:-}" ] || base_pic[$run]=$pic
-          xp=$(python3 -c "
+        pic=${best_pic[$run,$t]:--}
+        [ -n "${base_pic[$run]:-}" ] || base_pic[$run]=$pic
+        xp=$(python3 -c "
 a, b = '$pic', '${base_pic[$run]}'
 print('%.2f' % (float(a) / float(b)) if a != '-' and b != '-' else '-')")
-          line+=$(printf ' %8s %6sx' "$pic" "$xp")
-        fi
+        line+=$(printf ' %8s %6sx' "$pic" "$xp")
       done
       echo "$line" | tee -a "$report"
     done

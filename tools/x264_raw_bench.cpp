@@ -7,17 +7,21 @@
 //
 // Usage: x264_raw_bench WIDTH HEIGHT FRAMES IN.yuv OUT.264 [--profile P] [key=value ...]
 //   every key=value goes to x264_param_parse (the command line's long option names: me=esa, merange=32, threads=N,
-//   keyint=12, qp=28, ...), then the profile (default baseline) is applied. Prints "frames seconds fps" of the
-//   encoding loop (reading included) on stdout.
+//   keyint=12, qp=28, ...), then the profile (default baseline) is applied. Prints "frames seconds fps pic_ms" of
+//   the encoding loop (reading included) on stdout: pic_ms is the median time between one picture's output and the
+//   next's after the first three, the steady pace with the pipeline full (tools/picture_timeline.py's `total` for
+//   gme264's runs), or - where fewer than 5 pictures came out.
 #include <stdint.h>  // before x264.h, which needs it and includes nothing
 
 #include <x264.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -68,9 +72,12 @@ int main(int argc, char** argv) {
   x264_nal_t* nals;
   int nal_count;
   int written = 0;
+  std::vector<double> outputs;  // seconds since t0 of each picture's output
   auto emit = [&](int bytes) {
-    if (bytes > 0 && std::fwrite(nals[0].p_payload, 1, static_cast<size_t>(bytes), out) != static_cast<size_t>(bytes))
-      return false;
+    if (bytes > 0) {
+      outputs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (std::fwrite(nals[0].p_payload, 1, static_cast<size_t>(bytes), out) != static_cast<size_t>(bytes)) return false;
+    }
     return bytes >= 0;
   };
   for (int f = 0; f < frames; ++f) {
@@ -92,6 +99,15 @@ int main(int argc, char** argv) {
   x264_picture_clean(&pic);
   std::fclose(in);
   if (std::fclose(out) != 0) return fail(std::string("cannot write ") + argv[5]);
-  std::printf("%d %.6f %.3f\n", written, s, written / s);
+  std::vector<double> gaps;  // after the first three pictures, as the encoder's own timeline skips them
+  for (size_t i = 4; i < outputs.size(); ++i) gaps.push_back(outputs[i] - outputs[i - 1]);
+  std::string pic_ms = "-";
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    const size_t m = gaps.size() / 2;
+    const double median = gaps.size() % 2 ? gaps[m] : (gaps[m - 1] + gaps[m]) / 2;
+    pic_ms = std::to_string(1000 * median);
+  }
+  std::printf("%d %.6f %.3f %s\n", written, s, written / s, pic_ms.c_str());
   return 0;
 }
