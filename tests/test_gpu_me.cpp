@@ -886,12 +886,7 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
     const int id = 10 * refs;  // ids name pixels: each round's pictures have their own
     GrowingPair g;
     g.make(rng, refs, id, twin_);
-    const Scene& a = g.a;
-    const PictureCandidates& want_a = g.want_a;
-    const PictureCandidates& want_b = g.want_b;
-    const Plane& real = *g.real;
-    const Plane& growing = g.growing;
-    const PictureSearchRequest& ahead = g.ahead;
+    const auto& [a, b, want_a, want_b, real, growing, ahead] = g;
 
     PictureCandidates got_a, got_b;
     search_->search(a.req, got_a);
@@ -902,11 +897,11 @@ TEST_F(GpuMeCuda, SearchQueuedAheadStartsOnReportedRows) {
       ASSERT_TRUE(same_row(read_a, want_a, a.req, row)) << "refs " << refs << " row " << row;
       // Rows of the growing reference become final; every third row they are reported (as the wavefront does,
       // in steps), never beyond the current answer's rows read.
-      const int final_rows = std::min(real.height, 16 * (row + 1) - 3);
+      const int final_rows = std::min(real->height, 16 * (row + 1) - 3);
       g.finalise(std::max(0, final_rows - 16), final_rows);
       if (row % 3 == 2) search_->reference_rows(growing, id + 2, final_rows);
     }
-    g.finalise(0, real.height);
+    g.finalise(0, real->height);
     search_->preload(growing, id + 2);  // the last rows, as the encoder sends a finished reconstruction
     search_->search(ahead, got_b);
     search_->wait_rows(ahead.mb_height);
@@ -945,12 +940,7 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
     const int id = 100 + 10 * refs;
     GrowingPair g;
     g.make(rng, refs, id, twin_);
-    const Scene& a = g.a;
-    const PictureCandidates& want_a = g.want_a;
-    const PictureCandidates& want_b = g.want_b;
-    const Plane& real = *g.real;
-    Plane& growing = g.growing;
-    PictureSearchRequest& ahead = g.ahead;
+    auto& [a, b, want_a, want_b, real, growing, ahead] = g;
     ahead.reference_grows = refs == 2;  // queued saying so: thinner bands (the other round: the usual ones)
 
     PictureCandidates got_a, got_b;
@@ -966,15 +956,15 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
     take.reference_grows = true;
     search_->search(take, got_b);  // returns with the rest of the reference still to come
     std::atomic<int> final_rows{reported};
-    std::thread reporter([&] {
-      for (int rows = reported + 16; rows < real.height + 16; rows += 16) {
+    std::thread reporter([&] {  // through g: a lambda cannot capture structured bindings (C++17)
+      for (int rows = reported + 16; rows < g.real->height + 16; rows += 16) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        const int to = std::min(real.height, rows);
+        const int to = std::min(g.real->height, rows);
         g.finalise(final_rows.load(), to);
         final_rows.store(to);
-        search_->reference_rows(growing, id + 2, to);
+        search_->reference_rows(g.growing, id + 2, to);
       }
-      search_->preload(growing, id + 2);  // the picture before is done
+      search_->preload(g.growing, id + 2);  // the picture before is done
     });
     for (int row = 0; row < ahead.mb_height; ++row) {
       search_->wait_rows(row + 1);
