@@ -203,9 +203,10 @@ int run(int argc, const char* const* argv) {
     stream.write(coded.bytes.data(), coded.bytes.size());
     if (recon_y4m) write_y4m_frame(*coded.recon, *recon);
     else if (recon) write_cropped_yuv(*coded.recon, *recon);
+    // Counted before its console line: a signal arriving once the line is out reports this picture as done.
+    set_interrupt_progress(++done, total);
     report.add_picture(coded.user_index, coded.result, *coded.source, *coded.recon, coded.result.times.total,
                        coded.mbs.data(), static_cast<int>(coded.mbs.size()));
-    set_interrupt_progress(++done, total);
     coded = EncodedPicture();  // its reconstruction goes back to the encoder's pool now
   };
   auto write_coded = [&] {

@@ -123,14 +123,18 @@ Child spawn(const std::string& exe, const std::vector<std::string>& args, const 
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
   if (how.stdin_pipe && pipe(in_pipe) != 0) return c;
   if (how.stdout_pipe && pipe(out_pipe) != 0) return c;
-  const std::string dir_path = dir.path(), out_file = c.out_file, err_file = c.err_file;
+  const std::string dir_path = dir.path();
+  // The logs are emptied before the child exists: a caller polling them (wait_for_output) must never read the
+  // previous child's lines as this one's.
+  const int out_log = how.stdout_pipe ? -1 : open(c.out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_log = open(c.err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   c.pid = fork();
   if (c.pid == 0) {
     // Only async-signal-safe calls until exec.
     if (chdir(dir_path.c_str()) != 0) _exit(127);
     const int in = how.stdin_pipe ? in_pipe[0] : open("/dev/null", O_RDONLY);
-    const int out = how.stdout_pipe ? out_pipe[1] : open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int out = how.stdout_pipe ? out_pipe[1] : out_log;
+    const int err = err_log;
     if (in < 0 || out < 0 || err < 0) _exit(127);
     dup2(in, 0);
     dup2(out, 1);
@@ -152,6 +156,8 @@ Child spawn(const std::string& exe, const std::vector<std::string>& args, const 
     execv(argv[0], argv.data());
     _exit(127);
   }
+  if (out_log >= 0) close(out_log);
+  if (err_log >= 0) close(err_log);
   if (how.stdin_pipe) {
     close(in_pipe[0]);
     c.in = in_pipe[1];
