@@ -69,6 +69,9 @@ class FinalRows {
   // when abort() came first.
   bool wait_final(int mb_row) { return in_order_.wait_at_least(0, std::min(mb_row, mb_height_ - 1) + 1); }
 
+  // What wait_final(mb_row) waits for, for a row that parks instead (RowJob::run_or_park).
+  ParkRequest final_park(int mb_row) { return ParkRequest{&in_order_, 0, std::min(mb_row, mb_height_ - 1) + 1}; }
+
   // Whether wait_final(mb_row) would return at once.
   bool is_final(int mb_row) const { return in_order_.get(0) >= std::min(mb_row, mb_height_ - 1) + 1; }
 

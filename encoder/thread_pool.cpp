@@ -25,7 +25,7 @@ RowScheduler::~RowScheduler() {
     std::lock_guard<std::mutex> lock(m_);
     stop_ = true;
   }
-  work_cv_.notify_all();
+  cv_.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -39,55 +39,108 @@ void RowScheduler::submit(RowJob& job, int items) {
     job.queued_ = true;
     jobs_.push_back(&job);
   }
-  work_cv_.notify_all();
+  cv_.notify_all();
 }
 
-bool RowScheduler::take(RowJob** job, int* item) {
-  for (RowJob* j : jobs_)
-    if (j->next_ < j->items_) {
-      *job = j;
-      *item = j->next_++;
+void RowScheduler::wake(bool everyone) {
+  // Taking the lock orders this after a sleeper's look at the parked items: it is asleep, or it will see them.
+  { std::lock_guard<std::mutex> lock(m_); }
+  if (everyone) cv_.notify_all();
+  else cv_.notify_one();
+}
+
+namespace {
+bool may_go_on(const ParkRequest& p) {
+  return p.board->parked_may_go_on(p.counter, p.value);
+}
+}  // namespace
+
+bool RowScheduler::take(Task* t) {
+  for (RowJob* j : jobs_) {
+    size_t best = parked_.size();
+    int ready = 0;
+    for (size_t k = 0; k < parked_.size(); ++k) {
+      const Task& p = parked_[k];
+      if (p.job != j || !may_go_on(p.park)) continue;
+      ++ready;
+      if (best == parked_.size() || p.item < parked_[best].item) best = k;
+    }
+    if (best < parked_.size()) {
+      *t = parked_[best];
+      unpark(best);
+      // One counter may free several items (a band of the GPU's answer, several rows), and wake() woke one
+      // thread: it wakes the next.
+      if (ready > 1) cv_.notify_one();
       return true;
     }
+    if (j->next_ < j->items_) {
+      t->job = j;
+      t->item = j->next_++;
+      return true;
+    }
+  }
   return false;
+}
+
+void RowScheduler::park(const Task& t) {
+  parked_.push_back(t);
+  parks_.fetch_add(1, std::memory_order_relaxed);
+  int least = INT32_MAX, on_board = 0;
+  for (const Task& p : parked_)
+    if (p.park.board == t.park.board) {
+      ++on_board;
+      if (p.park.counter == t.park.counter) least = std::min(least, p.park.value);
+    }
+  // The next take() looks at the counter again after this: a raise() before it is seen there, one after it wakes.
+  t.park.board->set_parked(t.park.counter, least, on_board, this);
+}
+
+void RowScheduler::unpark(size_t k) {
+  const ParkRequest was = parked_[k].park;
+  parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(k));
+  int least = INT32_MAX, on_board = 0;
+  for (const Task& p : parked_)
+    if (p.park.board == was.board) {
+      ++on_board;
+      if (p.park.counter == was.counter) least = std::min(least, p.park.value);
+    }
+  was.board->set_parked(was.counter, least, on_board, this);
 }
 
 void RowScheduler::finish_item(RowJob& job, std::exception_ptr error) {
   if (error && !job.error_) job.error_ = error;
-  if (++job.done_ == job.items_) done_cv_.notify_all();
+  if (++job.done_ == job.items_) cv_.notify_all();
 }
 
-namespace {
-// Runs one item; its exception, if any, after the job was told to abort.
-std::exception_ptr run_one(RowJob& job, int item, int worker) {
+void RowScheduler::run(std::unique_lock<std::mutex>& lock, const Task& t, int worker) {
+  lock.unlock();
+  Task again = t;
+  bool done = true;
+  std::exception_ptr e;
   try {
-    job.run_item(item, worker);
-    return nullptr;
+    done = t.job->run_or_park(t.item, worker, &again.park);
   } catch (...) {
-    std::exception_ptr e = std::current_exception();
+    e = std::current_exception();
     try {
-      job.abort();
+      t.job->abort();  // wakes the job's other items' waits, parked ones included
     } catch (...) {
     }
-    return e;
   }
+  lock.lock();
+  if (done) finish_item(*t.job, e);
+  else park(again);
 }
-}  // namespace
 
 void RowScheduler::loop(int worker) {
   std::unique_lock<std::mutex> lock(m_);
   for (;;) {
-    RowJob* job;
-    int item;
-    if (take(&job, &item)) {
-      lock.unlock();
-      std::exception_ptr e = run_one(*job, item, worker);
-      lock.lock();
-      finish_item(*job, e);
+    Task t;
+    if (take(&t)) {
+      run(lock, t, worker);
       continue;
     }
     if (stop_) return;
-    work_cv_.wait(lock);
+    cv_.wait(lock);
   }
 }
 
@@ -95,17 +148,13 @@ void RowScheduler::wait(RowJob& job) {
   std::unique_lock<std::mutex> lock(m_);
   if (!job.queued_) return;
   while (job.done_ < job.items_) {
-    RowJob* j;
-    int item;
+    Task t;
     // Items of jobs queued after `job` too: they wait only for items already handed out.
-    if (take(&j, &item)) {
-      lock.unlock();
-      std::exception_ptr e = run_one(*j, item, 0);
-      lock.lock();
-      finish_item(*j, e);
+    if (take(&t)) {
+      run(lock, t, 0);
       continue;
     }
-    done_cv_.wait(lock);
+    cv_.wait(lock);
   }
   jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
   job.queued_ = false;
@@ -130,16 +179,44 @@ void ProgressBoard::raise(int i, int value) {
   // seq_cst store, then seq_cst load of the sleepers: a waiter that registered before this store is seen here, and
   // one that registers after it sees the value (the waiter does the same pair in the other order).
   s.value.store(value, std::memory_order_seq_cst);
+  wake_waiters(s, value);
+}
+
+void ProgressBoard::wake_waiters(Slot& s, int value) {
   if (s.sleepers.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(m_);  // a sleeper between its check and its wait holds the lock: no lost wake-up
     s.cv.notify_all();
   }
+  // The same pair for parked items: the scheduler looks at the counter after it parks one (RowScheduler::park).
+  // (INT32_MAX: no item parked on this counter.)
+  const int need = s.parked_need.load(std::memory_order_seq_cst);
+  if (need != INT32_MAX && value >= need) scheduler_.load()->wake(false);
 }
 
 void ProgressBoard::abort() {
   aborted_.store(true, std::memory_order_seq_cst);
-  std::lock_guard<std::mutex> lock(m_);
-  for (size_t i = 0; i < n_; ++i) slots_[i].cv.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    for (size_t i = 0; i < n_; ++i) slots_[i].cv.notify_all();
+  }
+  if (parked_.load(std::memory_order_seq_cst) > 0) scheduler_.load()->wake(true);
+}
+
+void ProgressBoard::set_parked(int i, int least_value, int parked_on_board, RowScheduler* scheduler) {
+  scheduler_.store(scheduler, std::memory_order_seq_cst);
+  parked_.store(parked_on_board, std::memory_order_seq_cst);
+  slots_[static_cast<size_t>(i)].parked_need.store(least_value, std::memory_order_seq_cst);
+}
+
+bool ProgressBoard::spin_at_least(int i, int value) {
+  Slot& s = slots_[static_cast<size_t>(i)];
+  for (int k = 0; k < 200; ++k) {
+    if (s.value.load(std::memory_order_acquire) >= value || aborted_.load(std::memory_order_relaxed)) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+  }
+  return s.value.load(std::memory_order_acquire) >= value;
 }
 
 bool ProgressBoard::wait_at_least(int i, int value) {

@@ -2,6 +2,7 @@
 // wavefront's workers publish and wait on (encoder/wavefront.cpp, doc/THREADS.md).
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -16,6 +17,15 @@ namespace gme {
 // are taken as they are (the configuration checks the range).
 int resolve_thread_count(int threads_key);
 
+class ProgressBoard;
+class RowScheduler;
+
+// Where a parked item waits: until counter `counter` of `board` reaches `value`, or the board is aborted.
+struct ParkRequest {
+  ProgressBoard* board = nullptr;
+  int counter = 0, value = 0;
+};
+
 // A job of numbered items (macroblock rows, bands of plane rows) for a RowScheduler: items 0 .. items - 1 are
 // handed out in order, each to one thread. An item may wait for items handed out before it (of its own job or of
 // a job submitted earlier), never for later ones: those may not have a thread yet.
@@ -24,13 +34,23 @@ class RowJob {
   virtual ~RowJob() = default;
   // Runs item `item` on thread `worker` (0: the thread in RowScheduler::wait, 1 ..: the scheduler's own).
   virtual void run_item(int item, int worker) = 0;
+  // Runs item `item`, or resumes it where it parked: true when it is done. An item that would wait for another
+  // may instead park: it keeps its own state, fills `park` and returns false; its thread then takes other items,
+  // and the item is resumed (on whichever thread is free, before any item handed out after it) once park's counter
+  // has reached its value. Only waits that the items handed out before it satisfy while running may park; an item
+  // blocking in any other wait must never need a parked item to go on. The default never parks.
+  virtual bool run_or_park(int item, int worker, ParkRequest* park) {
+    (void)park;
+    run_item(item, worker);
+    return true;
+  }
   // Called once, on the thread whose item threw: wake every wait of the job's other items (and of later jobs'
   // items that wait for this one), which then return early.
   virtual void abort() {}
 
  private:
   friend class RowScheduler;
-  int items_ = 0, next_ = 0, done_ = 0;  // under the scheduler's lock
+  int items_ = 0, next_ = 0, done_ = 0;  // under the scheduler's lock (done_: finished, not parked)
   bool queued_ = false;
   std::exception_ptr error_;
 };
@@ -53,16 +73,35 @@ class RowScheduler {
   // and the first exception one of its items threw is rethrown. A job that was not submitted returns at once.
   void wait(RowJob& job);
 
+  // A parked item's counter reached its value (ProgressBoard::raise, abort): a thread asleep for want of items
+  // looks again.
+  void wake(bool everyone);
+
+  // Items that parked so far (RowJob::run_or_park), counted for tests and traces.
+  long parks() const { return parks_.load(std::memory_order_relaxed); }
+
  private:
-  // The oldest job with an item not handed out, and that item (under m_); false when none.
-  bool take(RowJob** job, int* item);
+  struct Task {
+    RowJob* job = nullptr;
+    int item = 0;
+    ParkRequest park;  // where a parked task waits
+  };
+  // The next task (under m_): of the oldest job that has one, its lowest parked item that may go on, else its next
+  // item not handed out; false when none.
+  bool take(Task* t);
+  // Runs `t` with m_ released; parks it again or counts it finished.
+  void run(std::unique_lock<std::mutex>& lock, const Task& t, int worker);
+  void park(const Task& t);        // under m_
+  void unpark(size_t k);           // under m_
   void finish_item(RowJob& job, std::exception_ptr error);  // under m_
   void loop(int worker);
 
   std::vector<std::thread> threads_;
   std::mutex m_;
-  std::condition_variable work_cv_, done_cv_;
-  std::vector<RowJob*> jobs_;  // submitted, not yet waited for; oldest first
+  std::condition_variable cv_;  // items to take, a job finished, or stop
+  std::vector<RowJob*> jobs_;   // submitted, not yet waited for; oldest first
+  std::vector<Task> parked_;
+  std::atomic<long> parks_{0};
   bool stop_ = false;
 };
 
@@ -76,18 +115,37 @@ class ProgressBoard {
   int get(int i) const { return slots_[static_cast<size_t>(i)].value.load(std::memory_order_acquire); }
   void raise(int i, int value);
   bool wait_at_least(int i, int value);
+  // Spins a few microseconds for counter i to reach `value`: true when it did or the board is aborted (a wait then
+  // returns at once), false when the caller would have to sleep (or park).
+  bool spin_at_least(int i, int value);
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+
+  // A RowScheduler's parked items on counter i (under the scheduler's lock): the least value one of them waits for
+  // (INT32_MAX: none), and how many items are parked on the board in all. raise() wakes the scheduler once the
+  // counter reaches that value; abort() whenever any item is parked.
+  void set_parked(int i, int least_value, int parked_on_board, RowScheduler* scheduler);
+  // Whether an item parked on counter i until `value` may go on (the counter's value or abort, read after
+  // set_parked's stores).
+  bool parked_may_go_on(int i, int value) const {
+    return slots_[static_cast<size_t>(i)].value.load(std::memory_order_seq_cst) >= value ||
+           aborted_.load(std::memory_order_seq_cst);
+  }
 
  private:
   struct alignas(64) Slot {  // one cache line each: neighbouring rows' counters are written by different threads
     std::atomic<int> value{0};
     std::atomic<int> sleepers{0};
+    std::atomic<int> parked_need{INT32_MAX};
     std::condition_variable cv;
   };
+  // After counter s reached `value` (a seq_cst store): wakes its sleepers, and the scheduler of items parked on it.
+  void wake_waiters(Slot& s, int value);
   std::unique_ptr<Slot[]> slots_;
   size_t n_ = 0;
   std::atomic<bool> aborted_{false};
+  std::atomic<int> parked_{0};
+  std::atomic<RowScheduler*> scheduler_{nullptr};
   std::mutex m_;  // the sleepers' (a sleep is the slow path)
 };
 

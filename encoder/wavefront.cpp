@@ -135,6 +135,14 @@ class Wavefront final : public RowJob {
     byte_limit_ = p.slice_mode == 2 ? p.slice_argument : 0;
     // Only RDOptimization 1's P_Skip decision reads the run (encoder/analyse_inter.cpp skip_wins).
     track_run_ = pp.type == SliceType::P && p.rd_optimization != 0 && p.p_slice_skip;
+    // A row parks only at the waits that rows handed out before it satisfy while they run (the row above's
+    // decisions, the picture before's final rows at the row's start); the run's wait (for the whole row above),
+    // the per-macroblock gate and SliceMode 2's passes block instead. Rows of a P picture answered by a GPU search
+    // in progress do not park either: each row's first macroblock blocks until the GPU's band for it has landed
+    // (wait_rows), and rows let past their waits sooner only reach that one sooner (doc/THREADS.md).
+    const bool gpu_answer = pp.type == SliceType::P && p.gpu_integer_me != 0 && s.picture_search &&
+                            s.picture_search->runs_beside_cpu();
+    can_park_ = !track_run_ && gate_.window == 0 && byte_limit_ == 0 && !gpu_answer;
   }
 
   // Ready for a pass deciding macroblocks [first_mb, total) in slice slice_id (SliceMode 2; 0, 0 otherwise): the
@@ -147,16 +155,21 @@ class Wavefront final : public RowJob {
     for (int y = 0; y < y0; ++y) rows_.decided.raise(y, mb_w_);
     rows_.decided.raise(y0, first_mb % mb_w_);
     full_ = false;
+    progress_.assign(static_cast<size_t>(mb_h_), RowProgress());
     return mb_h_ - y0;
   }
 
   // Item i of the pass: its i-th row.
-  void run_item(int item, int worker) override {
+  void run_item(int item, int worker) override { run_or_park(item, worker, nullptr); }
+
+  // The row, from where it parked: a row that would wait for the row above (or, at its start, for the picture
+  // before) parks, and its worker takes other rows meanwhile - of this picture or the next.
+  bool run_or_park(int item, int worker, ParkRequest* park) override {
     const int y = epoch_first_ / mb_w_ + item;
     try {
-      code_row(y, *slot_.workers[static_cast<size_t>(worker)]);
+      return code_row(y, *slot_.workers[static_cast<size_t>(worker)], can_park_ ? park : nullptr);
     } catch (const Aborted&) {
-      return;  // another row failed (its exception is the job's), or the slice is full (SliceMode 2)
+      return true;  // another row failed (its exception is the job's), or the slice is full (SliceMode 2)
     }
   }
 
@@ -256,21 +269,48 @@ class Wavefront final : public RowJob {
     if (traced) picture_trace("gate_landed", mb);
   }
 
-  void code_row(int y, MbWorker& w) {
-    // The picture before, still being coded, is final down to every row this row's vectors can reach.
-    if (gate_.rows && gate_.window == 0) wait_for_reference(gate_luma_rows(y, gate_.reach), y * mb_w_);
-    MbContext c = base_;
-    const int x0 = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
+  // Codes row y from where it parked last (its start the first time). `park` (nullptr: never park): where a row
+  // that would wait parks; returns false then, true when the row is done.
+  bool code_row(int y, MbWorker& w, ParkRequest* park) {
+    RowProgress& rp = progress_[static_cast<size_t>(y)];
     MbInfo* row_info = slot_.mbs.data() + static_cast<size_t>(y) * mb_w_;
-    std::fill(row_info + x0, row_info + mb_w_, MbInfo());
-    // The pending mb_skip_run: known from the row's start in the first row and where a slice starts there,
-    // otherwise it continues the previous row's until a coded macroblock (or a slice start) ends it.
-    int run = 0;
-    bool known = y == 0 || slice_starts(y * mb_w_);
+    if (!rp.started) {
+      // The picture before, still being coded, is final down to every row this row's vectors can reach.
+      if (gate_.rows && gate_.window == 0) {
+        const int luma_rows = gate_luma_rows(y, gate_.reach);
+        if (park && !gate_.rows->is_final(gate_.rows->row_for_luma(luma_rows))) {
+          *park = gate_.rows->final_park(gate_.rows->row_for_luma(luma_rows));
+          if (picture_trace_on()) picture_trace("row_park", y * mb_w_);
+          return false;
+        }
+        wait_for_reference(luma_rows, y * mb_w_);
+      }
+      rp.started = true;
+      rp.x = y == epoch_first_ / mb_w_ ? epoch_first_ % mb_w_ : 0;
+      std::fill(row_info + rp.x, row_info + mb_w_, MbInfo());
+      // The pending mb_skip_run: known from the row's start in the first row and where a slice starts there,
+      // otherwise it continues the previous row's until a coded macroblock (or a slice start) ends it.
+      rp.run = 0;
+      rp.known = y == 0 || slice_starts(y * mb_w_);
+    }
+    MbContext c = base_;
+    int run = rp.run;
+    bool known = rp.known;
     RowRun row_run(*this, y);
     const int ipcm_type_bits = ue_bits(static_cast<uint32_t>(kMbTypeIPCM + (c.p_slice ? 5 : 0)));
-    for (int x = x0; x < mb_w_; ++x) {
-      if (y > 0) wait_or_unwind(rows_.decided, y - 1, std::min(x + 2, mb_w_));
+    for (int x = rp.x; x < mb_w_; ++x) {
+      if (y > 0) {
+        const int need = std::min(x + 2, mb_w_);
+        if (park && !rows_.decided.spin_at_least(y - 1, need)) {
+          rp.x = x;
+          rp.run = run;
+          rp.known = known;
+          *park = ParkRequest{&rows_.decided, y - 1, need};
+          if (picture_trace_on()) picture_trace("row_park", y * mb_w_ + x);
+          return false;
+        }
+        wait_or_unwind(rows_.decided, y - 1, need);
+      }
       if (rows_.decided.aborted()) throw Aborted{};  // the slice is full: this epoch's decisions are void
       const int mb = y * mb_w_ + x;
       if (slice_starts(mb)) {
@@ -341,7 +381,16 @@ class Wavefront final : public RowJob {
       commit(false);
       w.times.coding += seconds_since(t);
     }
+    return true;
   }
+
+  // Where a row stands between its parks (RowJob::run_or_park).
+  struct RowProgress {
+    bool started = false;
+    int x = 0;           // the next macroblock to decide
+    int run = 0;         // the mb_skip_run pending before it
+    bool known = false;  // whether `run` is known (RDOptimization 1 rows, which never park, may not know it)
+  };
 
   const MbContext& base_;
   PictureSlot& slot_;
@@ -354,6 +403,8 @@ class Wavefront final : public RowJob {
   int slice_argument_ = 0;  // SliceMode 1: macroblocks per slice; 0: one slice
   int byte_limit_ = 0;      // SliceMode 2: bytes per slice; 0: none
   bool track_run_ = false;
+  bool can_park_ = false;
+  std::vector<RowProgress> progress_;  // per row of the pass
   int epoch_first_ = 0, epoch_slice_ = 0;
   std::mutex commit_m_;
   int next_commit_ = 0;     // under commit_m_

@@ -20,6 +20,11 @@
 //
 // The rows are jobs of the encoder's RowScheduler: start_wavefront queues them and returns, so the coder thread
 // can set up the next picture, whose rows follow in the same queue (RowGate), while this one's are still coded.
+// A row that would wait for the row above (or, at its start, for the picture before) parks instead: it keeps where
+// it stands (RowProgress) and its worker takes other rows, of this picture or the next, until the row above has
+// gone far enough (RowJob::run_or_park). Waits that the rows handed out before it do not satisfy while they run -
+// the mb_skip_run of RDOptimization 1, the per-macroblock gate, SliceMode 2's passes, a GPU answer still landing -
+// block as before.
 #pragma once
 #include <memory>
 #include <vector>

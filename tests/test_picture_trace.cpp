@@ -45,7 +45,8 @@ TEST(PictureTrace, StepsComeInOrderForEveryPictureAndTheTimelineReadsThem) {
       ASSERT_TRUE(static_cast<bool>(f >> ms >> step >> n)) << line;
       EXPECT_GE(ms, last_ms) << "times only grow";
       last_ms = ms;
-      if (step != "rows_wait" && step != "rows_landed" && step != "gate_wait" && step != "gate_landed")
+      if (step != "rows_wait" && step != "rows_landed" && step != "gate_wait" && step != "gate_landed" &&
+          step != "row_park")  // waits, numbered by row or macroblock
         steps[n].push_back(step);
     }
     // The next picture's search queued ahead (when the queue held that picture already): just before the rows, or
@@ -85,6 +86,8 @@ TEST(PictureTrace, TheTimelineSumsTheWaitsOfEachPicture) {
       const double t0 = 10.0 * n;
       t << "trace " << t0 << " picture " << n << "\n";
       t << "trace " << t0 + 1 << " rows_start " << n << "\n";
+      // Rows park once in picture 0, three times in picture 1 (numbered by macroblock, 1 among them).
+      for (int k = 0; k < (n == 0 ? 1 : n == 1 ? 3 : 0); ++k) t << "trace " << t0 + 1.5 << " row_park " << k + 1 << "\n";
       if (n == 1) {  // two macroblocks wait at once, one of them twice; the GPU's rows once
         t << "trace 12 gate_wait 0\ntrace 12.5 gate_wait 40\ntrace 13 rows_wait 2\ntrace 13.25 gate_landed 0\n"
              "trace 14 gate_landed 40\ntrace 14.5 rows_landed 30\ntrace 15 gate_wait 0\ntrace 15.5 gate_landed 0\n";
@@ -100,6 +103,7 @@ TEST(PictureTrace, TheTimelineSumsTheWaitsOfEachPicture) {
   EXPECT_NE(r.output.find("pictures: 2 "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("row_waits        0.75"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("gate_waits       1.62"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("parks            2.00"), std::string::npos) << r.output;
 }
 
 TEST(PictureTrace, SilentUnlessAsked) {

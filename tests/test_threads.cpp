@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -128,6 +129,106 @@ TEST(Threads, SchedulerRethrowsAnItemsExceptionAndStaysUsable) {
     rows.submit(bad, 50);
     EXPECT_THROW(rows.wait(bad), std::runtime_error);
     EXPECT_EQ(bad.aborts.load(), 1);
+    RecordingJob good(10);
+    rows.submit(good, 10);
+    rows.wait(good);
+    for (int w : good.ran) EXPECT_GE(w, 0);
+  }
+}
+
+// A parked item frees its thread: with two threads, item 1 of the first job follows item 0 step by step and parks
+// whenever it is ahead, so the second job's items run on the thread item 1 had, before item 0 is done (a scheduler
+// whose waits block keeps both threads in the first job until item 0 ends). Every step of item 1 still comes after
+// the step it follows, wherever it resumes.
+TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
+  RowScheduler rows(2);
+  ProgressBoard board;
+  board.reset(2);
+  std::mutex m;
+  std::vector<std::string> events;
+  auto note = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(m);
+    events.push_back(e);
+  };
+  constexpr int kSteps = 20;
+  class Chain final : public RowJob {
+   public:
+    Chain(ProgressBoard& b, std::function<void(const std::string&)> note) : b_(b), note_(std::move(note)) {}
+    void run_item(int item, int worker) override { run_or_park(item, worker, nullptr); }
+    bool run_or_park(int item, int, ParkRequest* park) override {
+      for (int& step = next_[item]; step < kSteps; ++step) {
+        if (item == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        } else if (!b_.spin_at_least(0, step + 1)) {
+          if (park) {
+            *park = ParkRequest{&b_, 0, step + 1};
+            ++parks;
+            return false;
+          }
+          if (!b_.wait_at_least(0, step + 1)) return true;
+        }
+        if (item == 1 && b_.get(0) <= step) ok = false;  // ahead of the step it follows
+        b_.raise(item, step + 1);
+      }
+      note_("chain " + std::to_string(item));
+      return true;
+    }
+    ProgressBoard& b_;
+    std::function<void(const std::string&)> note_;
+    int next_[2] = {0, 0};  // each item's next step (its own thread at a time)
+    std::atomic<int> parks{0};
+    std::atomic<bool> ok{true};
+  } chain(board, note);
+  class Quick final : public RowJob {
+   public:
+    explicit Quick(std::function<void(const std::string&)> note) : note_(std::move(note)) {}
+    void run_item(int item, int) override { note_("quick " + std::to_string(item)); }
+    std::function<void(const std::string&)> note_;
+  } quick(note);
+  rows.submit(chain, 2);
+  rows.submit(quick, 3);
+  rows.wait(chain);
+  rows.wait(quick);
+  EXPECT_TRUE(chain.ok.load());
+  EXPECT_GT(chain.parks.load(), 0);
+  EXPECT_GE(rows.parks(), chain.parks.load());
+  const auto at = [&](const std::string& e) { return std::find(events.begin(), events.end(), e) - events.begin(); };
+  ASSERT_EQ(events.size(), 5u);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_LT(at("quick " + std::to_string(i)), at("chain 0")) << "a parked item kept its thread";
+  EXPECT_LT(at("chain 0"), at("chain 1"));
+}
+
+// An item parked when another item of its job fails is resumed by the abort and unwinds; the scheduler rethrows
+// the failure and runs the next job.
+TEST(Threads, AbortResumesParkedItems) {
+  for (int threads : {1, 2, 4}) {
+    RowScheduler rows(threads);
+    ProgressBoard board;
+    board.reset(1);
+    class Failing final : public RowJob {
+     public:
+      explicit Failing(ProgressBoard& b) : b_(b) {}
+      void run_item(int item, int worker) override { run_or_park(item, worker, nullptr); }
+      bool run_or_park(int item, int, ParkRequest* park) override {
+        if (item == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          throw std::runtime_error("item 0");
+        }
+        if (b_.spin_at_least(0, 1)) {  // only the abort gets it here (nothing raises the counter)
+          if (!b_.wait_at_least(0, 1)) ++unwound;
+          return true;
+        }
+        *park = ParkRequest{&b_, 0, 1};
+        return false;
+      }
+      void abort() override { b_.abort(); }
+      ProgressBoard& b_;
+      std::atomic<int> unwound{0};
+    } job(board);
+    rows.submit(job, 6);
+    EXPECT_THROW(rows.wait(job), std::runtime_error) << threads << " threads";
+    EXPECT_EQ(job.unwound.load(), 5) << threads << " threads";
     RecordingJob good(10);
     rows.submit(good, 10);
     rows.wait(good);

@@ -18,6 +18,8 @@ answer (one waiter at a time; the other workers go on meanwhile, unless they nee
   row_waits    the rows' waits for the GPU's answer (wall time, one waiter at a time)
   gate_waits   the rows' or macroblocks' waits for the picture before, still being coded (pictures in flight:
                RowGate), summed over the workers that waited (thread time: several may wait at once)
+  parks        rows that parked instead of waiting (for the row above, or at their start for the picture before),
+               their workers taking other rows meanwhile; counted to the picture started last
 A P picture of the unmodified run has no search call: its setup runs to the rows' start.
 """
 import statistics
@@ -28,7 +30,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     skip = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    pictures, order, waits, gate_waits = {}, [], {}, {}
+    pictures, order, waits, gate_waits, parks = {}, [], {}, {}, {}
     current, waiting_since = None, None
     gate_since = {}  # waiting macroblock -> (time, picture)
     for line in open(sys.argv[1]):
@@ -44,6 +46,9 @@ def main():
             waiting_since = None
         elif step == "gate_wait":
             gate_since[n] = (t, current)
+        elif step == "row_park":
+            if current is not None:
+                parks[current] = parks.get(current, 0) + 1
         elif step == "gate_landed":
             since = gate_since.pop(n, None)
             if since is not None and since[1] is not None:
@@ -54,7 +59,7 @@ def main():
                 current = n
             pictures.setdefault(n, {}).setdefault(step, t)
     parts = {k: [] for k in ("setup", "search_call", "planes", "rows", "reference", "gap", "total", "row_waits",
-                             "gate_waits")}
+                             "gate_waits", "parks")}
     for i, n in enumerate(order[:-1]):
         p, nxt = pictures[n], pictures[order[i + 1]]
         if i < skip or not all(k in p for k in ("rows_start", "slices", "reference")):
@@ -70,6 +75,7 @@ def main():
         parts["total"].append(nxt["picture"] - p["picture"])
         parts["row_waits"].append(waits.get(n, 0.0))
         parts["gate_waits"].append(gate_waits.get(n, 0.0))
+        parts["parks"].append(parks.get(n, 0))
     if not parts["total"]:
         sys.exit("picture_timeline: no complete picture after the first %d in %s (GME_PICTURE_TRACE=1?)" % (skip, sys.argv[1]))
     print("pictures: %d (medians, ms)" % len(parts["total"]))
