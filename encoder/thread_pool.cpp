@@ -68,8 +68,8 @@ bool RowScheduler::take(Task* t) {
     if (best < parked_.size()) {
       *t = parked_[best];
       unpark(best);
-      // One counter may free several items (a band of the GPU's answer, several rows), and wake() woke one
-      // thread: it wakes the next.
+      // One counter may free several items (the picture before's final rows, several rows of the next picture),
+      // and wake() woke one thread: it wakes the next.
       if (ready > 1) cv_.notify_one();
       return true;
     }
@@ -85,26 +85,24 @@ bool RowScheduler::take(Task* t) {
 void RowScheduler::park(const Task& t) {
   parked_.push_back(t);
   parks_.fetch_add(1, std::memory_order_relaxed);
-  int least = INT32_MAX, on_board = 0;
-  for (const Task& p : parked_)
-    if (p.park.board == t.park.board) {
-      ++on_board;
-      if (p.park.counter == t.park.counter) least = std::min(least, p.park.value);
-    }
   // The next take() looks at the counter again after this: a raise() before it is seen there, one after it wakes.
-  t.park.board->set_parked(t.park.counter, least, on_board, this);
+  tell_board(t.park);
 }
 
 void RowScheduler::unpark(size_t k) {
   const ParkRequest was = parked_[k].park;
   parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(k));
+  tell_board(was);
+}
+
+void RowScheduler::tell_board(const ParkRequest& at) {
   int least = INT32_MAX, on_board = 0;
   for (const Task& p : parked_)
-    if (p.park.board == was.board) {
+    if (p.park.board == at.board) {
       ++on_board;
-      if (p.park.counter == was.counter) least = std::min(least, p.park.value);
+      if (p.park.counter == at.counter) least = std::min(least, p.park.value);
     }
-  was.board->set_parked(was.counter, least, on_board, this);
+  at.board->set_parked(at.counter, least, on_board, this);
 }
 
 void RowScheduler::finish_item(RowJob& job, std::exception_ptr error) {

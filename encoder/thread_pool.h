@@ -2,8 +2,8 @@
 // wavefront's workers publish and wait on (encoder/wavefront.cpp, doc/THREADS.md).
 #pragma once
 #include <atomic>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -93,6 +93,8 @@ class RowScheduler {
   void run(std::unique_lock<std::mutex>& lock, const Task& t, int worker);
   void park(const Task& t);        // under m_
   void unpark(size_t k);           // under m_
+  // Tells at.board what is parked on it now (ProgressBoard::set_parked), under m_.
+  void tell_board(const ParkRequest& at);
   void finish_item(RowJob& job, std::exception_ptr error);  // under m_
   void loop(int worker);
 

@@ -278,8 +278,9 @@ class Wavefront final : public RowJob {
       // The picture before, still being coded, is final down to every row this row's vectors can reach.
       if (gate_.rows && gate_.window == 0) {
         const int luma_rows = gate_luma_rows(y, gate_.reach);
-        if (park && !gate_.rows->is_final(gate_.rows->row_for_luma(luma_rows))) {
-          *park = gate_.rows->final_park(gate_.rows->row_for_luma(luma_rows));
+        const int final_row = gate_.rows->row_for_luma(luma_rows);
+        if (park && !gate_.rows->is_final(final_row)) {
+          *park = gate_.rows->final_park(final_row);
           if (picture_trace_on()) picture_trace("row_park", y * mb_w_);
           return false;
         }
