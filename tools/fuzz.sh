@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer harness that `make fuzz` built (BIN_DIR/fuzz_*) for SECONDS, one after the other, starting
-# from its seed corpus tests/fuzz/corpus/NAME/ (read only: new inputs go to a scratch corpus under $TMPDIR).
+# Runs each libFuzzer harness that `make fuzz` built (BIN_DIR/fuzz_*) for SECONDS, FUZZ_JOBS of them at a time
+# (default: the number of cores; each fuzzer is one process on one core), starting from its seed corpus
+# tests/fuzz/corpus/NAME/ (read only: new inputs go to a scratch corpus under $TMPDIR).
 # Prints one line per fuzzer: "fuzz: NAME: N execs in S s, clean" (or the crash, whose input is kept under
 # build-fuzz/crashes/NAME/); the exit status is non-zero when any fuzzer found a crash.
 #   tools/fuzz.sh BIN_DIR [SECONDS] [NAME...]
@@ -16,10 +17,12 @@ fi
 [ ${#names[@]} -gt 0 ] || { echo "fuzz: no fuzzer in $bin (run make fuzz)" >&2; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-failed=0
-for name in "${names[@]}"; do
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# One fuzzer: its line goes to $scratch/NAME.result, its exit status to $scratch/NAME.rc.
+run_one() {
+  local name=$1 log="$scratch/$1.log" rc execs secs
   mkdir -p "$scratch/$name" "build-fuzz/crashes/$name"
-  log="$scratch/$name.log"
   # -rss_limit_mb: the readers may allocate one 16384x16384 picture (~400 MB) and its padded frame.
   "$bin/$name" -max_total_time="$seconds" -rss_limit_mb=3072 -timeout=30 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/crashes/$name/" "$scratch/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1
@@ -29,9 +32,24 @@ for name in "${names[@]}"; do
   if [ "$rc" -eq 0 ]; then
     echo "fuzz: $name: ${execs:-?} execs in $seconds s (${secs:-?}/s), clean"
   else
-    failed=1
     echo "fuzz: $name: FAILED after ${execs:-?} execs (exit $rc); inputs in build-fuzz/crashes/$name/"
     grep -E "ERROR|runtime error|SUMMARY|==ERROR|deadly signal|uncaught" "$log" | head -5 | sed 's/^/  /'
+  fi >"$scratch/$name.result"
+  echo "$rc" >"$scratch/$name.rc"
+}
+running=0
+for name in "${names[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
   fi
+  run_one "$name" &
+  running=$((running + 1))
+done
+wait
+failed=0
+for name in "${names[@]}"; do
+  cat "$scratch/$name.result" 2>/dev/null || echo "fuzz: $name: no result (the runner died)"
+  [ "$(cat "$scratch/$name.rc" 2>/dev/null)" = 0 ] || failed=1
 done
 exit "$failed"
