@@ -206,29 +206,30 @@ void ProgressBoard::set_parked(int i, int least_value, int parked_on_board, RowS
   slots_[static_cast<size_t>(i)].parked_need.store(least_value, std::memory_order_seq_cst);
 }
 
-bool ProgressBoard::spin_at_least(int i, int value) {
-  Slot& s = slots_[static_cast<size_t>(i)];
-  for (int k = 0; k < 200; ++k) {
-    if (s.value.load(std::memory_order_acquire) >= value || aborted_.load(std::memory_order_relaxed)) return true;
+namespace {
+// Up to `pauses` spin-loop pauses until the counter reaches `value`: true when it did.
+bool spin_for(const std::atomic<int>& counter, int value, int pauses) {
+  for (int k = 0; k < pauses; ++k) {
+    if (counter.load(std::memory_order_acquire) >= value) return true;
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
   }
-  return s.value.load(std::memory_order_acquire) >= value;
+  return counter.load(std::memory_order_acquire) >= value;
+}
+}  // namespace
+
+bool ProgressBoard::spin_at_least(int i, int value) {
+  // Longer than wait_at_least's spin: the alternative is parking, a round trip through the scheduler's lock.
+  return spin_for(slots_[static_cast<size_t>(i)].value, value, 200) || aborted_.load(std::memory_order_relaxed);
 }
 
 bool ProgressBoard::wait_at_least(int i, int value) {
   Slot& s = slots_[static_cast<size_t>(i)];
-  if (s.value.load(std::memory_order_acquire) >= value) return true;
   // A neighbouring row is usually a fraction of a macroblock behind: spin a few microseconds, then yield the core a
   // while (the thread being waited for may be waiting for this core: more threads than cores), then sleep (a sleep
   // and wake-up cost tens of microseconds, a macroblock a few to a hundred).
-  for (int k = 0; k < 100; ++k) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#endif
-    if (s.value.load(std::memory_order_acquire) >= value) return true;
-  }
+  if (spin_for(s.value, value, 100)) return true;
   for (int k = 0; k < 50; ++k) {
     std::this_thread::yield();
     if (s.value.load(std::memory_order_acquire) >= value) return true;
