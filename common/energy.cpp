@@ -22,8 +22,9 @@ namespace {
 
 // ---- NVML, declared here with the C ABI of nvml.h (so no NVIDIA header or library is needed to build) ----
 using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
-struct NvmlDeviceOpaque;
-using NvmlDevice = NvmlDeviceOpaque*;
+// nvmlDevice_t, an opaque handle, held as void*: the functions are called through pointers from dlsym, and a
+// library defining them with void* handles (the tests' stand-in) then has exactly the type they are called with.
+using NvmlDevice = void*;
 
 struct Nvml {
   void* lib = nullptr;

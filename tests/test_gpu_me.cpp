@@ -215,7 +215,8 @@ TEST(GpuMeTwin, ZeroCopyRequestStillAnswersInData) {
   Scene s = make_scene(3, 2, 1, 3, 4, rng);
   s.req.zero_copy = true;
   PictureCandidates want, got;
-  got.view = want.data.data() + 1;  // stale view from an earlier answer
+  const Candidate earlier[2] = {};
+  got.view = &earlier[1];  // stale view from an earlier answer
   oracle_search(s.req, want);
   twin.search(s.req, got);
   EXPECT_EQ(got.view, nullptr);

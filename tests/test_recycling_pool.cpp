@@ -63,8 +63,8 @@ TEST(RecyclingPool, HoldersOnOtherThreadsGiveBack) {
   for (int i = 0; i < 64; ++i) items.push_back(pool.take());
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
-    threads.emplace_back([t, part = std::vector<std::shared_ptr<Item>>(items.begin() + 16 * t,
-                                                                        items.begin() + 16 * (t + 1))]() mutable {
+    threads.emplace_back([part = std::vector<std::shared_ptr<Item>>(items.begin() + 16 * t,
+                                                                     items.begin() + 16 * (t + 1))]() mutable {
       part.clear();
     });
   items.clear();
