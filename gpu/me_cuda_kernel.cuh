@@ -28,7 +28,7 @@
 //         list_bound        the screen's bound: the list's own K-th key, the pooled and previous-batch bounds
 //         seed_bound        centre batch: the largest key of the K positions nearest the window centre
 //         coset_minima, coset_bound   centre batch: the K-th smallest of 2 ceil(K/2) disjoint coset minima
-//         screen_batch      8 positions per step against the bound in packed u16 halves; a warp with a possible
+//         screen_batch      16 positions per step against the bound in packed u16 halves; a warp with a possible
 //                           entrant inserts (insert_entrants, or per-lane queues drained by drain_queue for
 //                           K >= kQueueMinK) into the sorted register list (insert_key)
 //     merge_lists           each list thread ranks its keys in the partition's union and places those of rank < K,
@@ -92,9 +92,16 @@ constexpr int kSlices = 3;                // stage-2 threads per partition: 41 *
 // t%3) on bank t: conflict-free reads.
 constexpr int kSadRow = kBatch / 2 + 3;
 static_assert(kSadRow % 32 == 3, "conflict-free stage-2 reads");
-// Stage 2 reads whole chunks of 4 pairs per slice, up to kOverread pairs past the batch: rows and penalty arrays
-// are padded so those reads stay in bounds, and padded positions carry the invalid penalty key.
-constexpr int kOverread = 12;
+// Stage 2 works in steps of kStepPairs pairs, kLanePairs of them (every third pair of the step) per list thread:
+// a step's loop overhead, bound test and warp vote serve 2 kLanePairs positions. More pairs per step would cost
+// registers the K = 8 kernel does not have, and a lane's pairs stay spread over the step because matches cluster in
+// neighbouring positions and a warp's insertion pays for its busiest lane. Whole steps are read, up to kOverread
+// pairs past the batch: rows and penalty arrays are padded so those reads stay in bounds, and padded positions
+// carry the invalid penalty key.
+constexpr int kLanePairs = 8;
+constexpr int kStepPairs = kLanePairs * kSlices;
+constexpr int kOverread = kStepPairs;
+static_assert(2 * kLanePairs <= 24, "a queue entry holds the step and a lane's mask of the step's positions");
 constexpr int kPenSlots = kBatch + 2 * kOverread;
 constexpr int kSadBytes = ((kNumPartitions * kSadRow + kOverread) * 4 + 15) / 16 * 16;
 constexpr int kPenBytes = kPenSlots * 8;
@@ -112,9 +119,8 @@ constexpr int kCurBytes = 256;
 // Stage 2's bounds, double-buffered across batches: each list's bound at the end of a batch, read by its
 // partition's 3 lists at the next batch.
 constexpr int kWorstBytes = 2 * kThreads * 4;
-// Stage 2's step order for the batch: byte i = the step (12 pairs) visited i-th. A batch has at most
-// ceil(2 kGroups / 12) = 16 steps.
-constexpr int kStepPairs = 4 * kSlices;
+// Stage 2's step order for the batch: byte i = the step (kStepPairs pairs) visited i-th. A batch has at most
+// ceil(2 kGroups / kStepPairs) steps.
 constexpr int kMaxSteps = (2 * kGroups + kStepPairs - 1) / kStepPairs;
 constexpr int kOrderBytes = 32;
 constexpr int kOrderWords = kOrderBytes / 4;
@@ -123,14 +129,14 @@ static_assert(kMaxSteps <= kOrderBytes && kMaxSteps < 256, "step order: one byte
 // (smallest spiral index), kGpuMaxTopK u16 slots, kNoSeed where the batch has fewer valid positions.
 constexpr int kSeedWords = kGpuMaxTopK / 2;
 constexpr uint16_t kNoSeed = 0xffffu;
-// Stage 2's per-lane queue of entrants: up to kQueueCap positions, as entries of (step, 8-bit mask of the step's
-// positions) in u16, one column per thread (conflict-free). It shares the tile's memory: the tile is read in stage
+// Stage 2's per-lane queue of entrants: up to kQueueCap positions, as entries of (step, 16-bit mask of the step's
+// positions) in a word, one column per thread (conflict-free). It shares the tile's memory: the tile is read in stage
 // 1 only and the queue is used in stage 2 only, with a barrier between them and before the next tile. Long lists
 // queue (one insertion pass pays for the busiest lane's entrants of several steps); short lists insert at once,
 // where the queue's bookkeeping costs more than the passes it saves.
 constexpr int kQueueCap = 8;
 constexpr int kQueueMinK = 10;
-constexpr int kQueueBytes = kQueueCap * kThreads * 2;
+constexpr int kQueueBytes = kQueueCap * kThreads * 4;
 static_assert(kGpuMaxTopK * kThreads * 4 <= kNumPartitions * kSadRow * 4, "pooled lists pass through s_sad");
 // The coset minima of the centre batch: ceil(K / 2) u16 pairs per thread, exchanged through the tile's memory (free
 // in stage 2, shared with the queue: a barrier separates the two).
@@ -379,7 +385,7 @@ __device__ __forceinline__ void mark_padding(const SharedLayout& s, int tid) {
 struct Batch {
   int g0, groups;        // first group, groups in the batch
   int wy_first, rows;    // first window row, reference rows of the tile
-  int steps;             // stage-2 steps (12 pairs each); the same trip count in every lane
+  int steps;             // stage-2 steps (kStepPairs pairs each); the same trip count in every lane
 };
 
 __device__ __forceinline__ Batch batch_at(const KernelArgs& a, int batch) {
@@ -583,12 +589,13 @@ GME_UNROLL
   }
 }
 
-// The 8 positions of a step for this lane: pairs base + 3j (j = 0..3), each a u16 SAD pair in v[j] and a u16 pair of
-// penalty halves in h[j]; bit 2j + i of the mask = position i of pair j. w16 = min(bound, 65535).
-__device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[4], const uint32_t (&h)[4], uint32_t w16) {
+// The 2 kLanePairs positions of a step for this lane: pairs base + 3j (j < kLanePairs), each a u16 SAD pair in v[j]
+// and a u16 pair of penalty halves in h[j]; bit 2j + i of the mask = position i of pair j. w16 = min(bound, 65535).
+__device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[kLanePairs], const uint32_t (&h)[kLanePairs],
+                                                uint32_t w16) {
   uint32_t pass = 0;
 GME_UNROLL
-  for (int j = 0; j < 4; ++j) {
+  for (int j = 0; j < kLanePairs; ++j) {
     const uint32_t s = add_u16x2(v[j], h[j]);
     pass |= ((s & 0xffffu) <= w16 ? 1u : 0u) << (2 * j);
     pass |= ((s >> 16) <= w16 ? 1u : 0u) << (2 * j + 1);
@@ -613,7 +620,7 @@ __device__ __forceinline__ void insert_entrants(uint64_t (&best)[K], const uint3
 // Inserts this lane's queued entrants (queue = its column of the queue) and empties the queue.
 template <int K>
 __device__ __forceinline__ void drain_queue(uint64_t (&best)[K], const uint32_t* row, const uint64_t* pen,
-                                            const uint16_t* queue, int slice, int& entries, int& queued) {
+                                            const uint32_t* queue, int slice, int& entries, int& queued) {
   for (int q = 0; q < entries; ++q) {
     const uint32_t entry = queue[q * kThreads];
     insert_entrants<K>(best, row, pen, slice + kStepPairs * static_cast<int>(entry & 0xffu), entry >> 8);
@@ -683,7 +690,7 @@ GME_UNROLL
 // this lane's step st, even or odd half of a pair: coset (st mod C, half)). Each lane writes its minima of
 // (penalty key >> 33) + SAD per coset, saturated at 65535 (below kHalfCap the sums are exact and belong to real
 // positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets
-// interleave finely (a step is 24 positions of one or two window rows), so each holds a position near the batch's
+// interleave finely (a step is 48 positions of one or two window rows), so each holds a position near the batch's
 // best matches.
 template <int K>
 __device__ __forceinline__ void coset_minima(const uint32_t* row, const uint32_t* half2, int slice, int steps,
@@ -698,7 +705,8 @@ GME_UNROLL
       if (st0 + c < steps) {
         const int b = slice + kStepPairs * (st0 + c);
 GME_UNROLL
-        for (int j = 0; j < 4; ++j) cm[c] = add_sat_min_u16x2(row[b + j * kSlices], half2[b + j * kSlices], cm[c]);
+        for (int j = 0; j < kLanePairs; ++j)
+          cm[c] = add_sat_min_u16x2(row[b + j * kSlices], half2[b + j * kSlices], cm[c]);
       }
     }
   }
@@ -743,14 +751,14 @@ template <int K>
 __device__ __forceinline__ uint32_t screen_batch(uint64_t (&best)[K], uint32_t worst, const uint32_t* row,
                                                  const uint32_t* half2, const uint64_t* pen,
                                                  const unsigned char* order, int steps, int slice,
-                                                 [[maybe_unused]] uint16_t* queue) {
+                                                 [[maybe_unused]] uint32_t* queue) {
   uint32_t w16 = min(worst, 0xffffu);
   [[maybe_unused]] int entries = 0, queued = 0;  // this lane's queue entries and queued positions
   for (int step = 0; step < steps; ++step) {
     const int base = slice + kStepPairs * order[step];
-    uint32_t v[4], h[4], m = ~0u;
+    uint32_t v[kLanePairs], h[kLanePairs], m = ~0u;
 GME_UNROLL
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < kLanePairs; ++j) {
       v[j] = row[base + j * kSlices];
       h[j] = half2[base + j * kSlices];
       m = add_min_u16x2(v[j], h[j], m);
@@ -766,7 +774,7 @@ GME_UNROLL
           pass = screen_mask(v, h, w16);
         }
         if (pass) {
-          queue[entries * kThreads] = static_cast<uint16_t>(order[step] | (pass << 8));
+          queue[entries * kThreads] = order[step] | (pass << 8);
           ++entries;
           queued += __popc(pass);
         }
@@ -889,7 +897,7 @@ GME_UNROLL
       if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses the coset minima's memory
     }
     worst = screen_batch<K>(best, worst, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order), b.steps,
-                            slice, reinterpret_cast<uint16_t*>(s.tile) + tid);
+                            slice, s.tile + tid);
     s.worst[(done & 1) * kThreads + tid] = worst;  // read at the next batch, after two barriers
     ++done;
   }
