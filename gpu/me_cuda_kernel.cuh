@@ -188,11 +188,23 @@ GME_HOST_DEVICE inline int centre_batch_of(int range, int groups_per_row, int nu
 // Stage 2's visiting order of the steps of every batch of a window (KernelArgs::order): kOrderWords words per batch,
 // byte i of a batch's words = the step visited i-th, steps sorted by the smallest Chebyshev distance of their
 // positions from the window centre (ties: window order), so the lists hold good keys early and fewer positions
-// pass the screen; then kSeedWords words of seed slots (kSeedWords above). Depends on the search range only.
+// pass the screen; then kSeedWords words of seed slots (kSeedWords above); then, from the next multiple of 4 words
+// (spiral_table_offset), the spiral index of every window position, a row of 4 groups_per_row words per window row
+// (0 past the right edge), which stage 1 reads a group's 4 at a time instead of computing them. Depends on the
+// search range only.
+GME_HOST_DEVICE inline int spiral_table_offset(int num_batches) {
+  return (num_batches * kOrderWords + kSeedWords + 3) / 4 * 4;
+}
+
 inline std::vector<uint32_t> step_order_table(int range) {
   const Geometry g = geometry(range);
   const int num_batches = (g.num_groups + kGroups - 1) / kGroups;
-  std::vector<uint32_t> table(static_cast<size_t>(num_batches) * kOrderWords + kSeedWords, 0);
+  const size_t spiral_at = static_cast<size_t>(spiral_table_offset(num_batches));
+  std::vector<uint32_t> table(spiral_at + static_cast<size_t>(g.win) * 4 * g.groups_per_row, 0);
+  for (int wy = 0; wy < g.win; ++wy)
+    for (int xi = 0; xi < g.win; ++xi)
+      table[spiral_at + static_cast<size_t>(wy) * 4 * g.groups_per_row + xi] =
+          static_cast<uint32_t>(spiral_index(xi - range, wy - range));
   {
     const int b = centre_batch_of(range, g.groups_per_row, num_batches);
     const int g0 = b * kGroups, groups = std::min(kGroups, g.num_groups - g0);
@@ -235,7 +247,7 @@ struct KernelArgs {
   int lambda;
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
-  const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, then the seed slots
+  const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, the seed slots, the spiral
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
@@ -529,9 +541,11 @@ GME_UNROLL
 // The penalty keys (lambda * mv bits << 17) | spiral of the group's 4 positions (window row wy, word gx), and their
 // u16 screen halves; slots past the window's right edge get the invalid key.
 __device__ __forceinline__ void penalty_keys(const KernelArgs& a, const Macroblock& m, int wy, int gx,
-                                             const SharedLayout& s, int tid) {
+                                             const uint32_t* spiral, const SharedLayout& s, int tid) {
   const int dy = wy - a.range;
   const int bits_y = se_bits(m.centre.y + 4 * dy - m.pred.y);
+  const uint4 sp4 = __ldg(reinterpret_cast<const uint4*>(spiral + (wy * a.groups_per_row + gx) * 4));
+  const uint32_t sp[4] = {sp4.x, sp4.y, sp4.z, sp4.w};
 GME_UNROLL
   for (int k = 0; k < 4; ++k) {
     const int xi = 4 * gx + k;
@@ -540,7 +554,7 @@ GME_UNROLL
       const int dx = xi - a.range;
       const int bits = se_bits(m.centre.x + 4 * dx - m.pred.x) + bits_y;
       pen = ((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) << kSpiralBits) |
-            static_cast<uint64_t>(spiral_index(dx, dy));
+            static_cast<uint64_t>(sp[k]);
     }
     s.pen[4 * tid + k] = pen;
     s.half[4 * tid + k] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(kHalfCap)));
@@ -558,7 +572,8 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
     group_sads(s.tile + (wy - b.wy_first) * a.tile_words + gx, a.tile_words, s.cur, q01, q23);
     store_partitions(q01, s.sad + 2 * tid);
     store_partitions(q23, s.sad + 2 * tid + 1);
-    penalty_keys(a, m, wy, gx, s, tid);
+    const uint32_t* spiral = a.order + spiral_table_offset((a.num_groups + kGroups - 1) / kGroups);
+    penalty_keys(a, m, wy, gx, spiral, s, tid);
   } else if (tid < kGroups) {
 GME_UNROLL
     for (int k = 0; k < 4; ++k) {
