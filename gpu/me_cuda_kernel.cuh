@@ -20,10 +20,11 @@
 //       load_tile           the reference rows the batch reads, every fetch clamped into the picture (whole
 //                           aligned words, one column per thread, where the window allows)
 //       pool_bound          after the centre batch only: the K-th key >> 33 of a partition's 3 lists together
-//       stage 1 (threads 0..95, one group each)
+//       stage 1 (threads 0..95, one group each; beside them threads 96..127, 3 groups each)
 //         group_sads        16 4x4 SADs of the group's 4 positions (VABSDIFF4 on funnel-shifted words)
 //         store_partitions  the 41 partition SADs, two positions per u16 pair, to shared memory
-//         penalty_keys      each position's penalty key (lambda * mv bits << 17 | spiral) and u16 screen half
+//         penalty_keys      (threads 96..127) each position's penalty key (lambda * mv bits << 17 | spiral) and u16
+//                           screen half
 //       stage 2 (threads 0..122, 3 list threads per partition, each a third of the batch's positions)
 //         list_bound        the screen's bound: the list's own K-th key, the pooled and previous-batch bounds
 //         seed_bound        centre batch: the largest key of the K positions nearest the window centre
@@ -538,10 +539,10 @@ GME_UNROLL
   dst[kPart16x16 * kSadRow] = top + bottom;
 }
 
-// The penalty keys (lambda * mv bits << 17) | spiral of the group's 4 positions (window row wy, word gx), and their
-// u16 screen halves; slots past the window's right edge get the invalid key.
+// The penalty keys (lambda * mv bits << 17) | spiral of the group's 4 positions (window row wy, word gx; the batch's
+// group q), and their u16 screen halves; slots past the window's right edge get the invalid key.
 __device__ __forceinline__ void penalty_keys(const KernelArgs& a, const Macroblock& m, int wy, int gx,
-                                             const uint32_t* spiral, const SharedLayout& s, int tid) {
+                                             const uint32_t* spiral, const SharedLayout& s, int q) {
   const int dy = wy - a.range;
   const int bits_y = se_bits(m.centre.y + 4 * dy - m.pred.y);
   const uint4 sp4 = __ldg(reinterpret_cast<const uint4*>(spiral + (wy * a.groups_per_row + gx) * 4));
@@ -556,13 +557,17 @@ GME_UNROLL
       pen = ((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) << kSpiralBits) |
             static_cast<uint64_t>(sp[k]);
     }
-    s.pen[4 * tid + k] = pen;
-    s.half[4 * tid + k] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(kHalfCap)));
+    s.pen[4 * q + k] = pen;
+    s.half[4 * q + k] = static_cast<uint16_t>(min(pen >> 33, static_cast<uint64_t>(kHalfCap)));
   }
 }
 
-// Stage 1 of a batch: thread tid < groups takes group g0 + tid. Threads without a group in the last batch mark
-// their slots invalid: stage 2 may still read them.
+// Stage 1 of a batch: thread tid < groups takes group g0 + tid's SADs; meanwhile the threads past kGroups (the
+// last warp, which has no group) write the batch's penalty keys, kPenWarpGroups groups each, and mark the slots of
+// groups the last batch lacks invalid: stage 2 may still read them.
+constexpr int kPenThreads = kThreads - kGroups;
+constexpr int kPenWarpGroups = kGroups / kPenThreads;
+static_assert(kPenThreads == 32 && kGroups % kPenThreads == 0, "one whole warp writes the penalty keys");
 __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m, const Batch& b,
                                        const SharedLayout& s, int tid) {
   if (tid < b.groups) {
@@ -572,13 +577,21 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
     group_sads(s.tile + (wy - b.wy_first) * a.tile_words + gx, a.tile_words, s.cur, q01, q23);
     store_partitions(q01, s.sad + 2 * tid);
     store_partitions(q23, s.sad + 2 * tid + 1);
+  } else if (tid >= kGroups) {
     const uint32_t* spiral = a.order + spiral_table_offset((a.num_groups + kGroups - 1) / kGroups);
-    penalty_keys(a, m, wy, gx, spiral, s, tid);
-  } else if (tid < kGroups) {
+    for (int j = 0; j < kPenWarpGroups; ++j) {
+      const int q = tid - kGroups + kPenThreads * j;  // the group's place in the batch
+      if (q < b.groups) {
+        const int g = b.g0 + q;
+        const int wy = g / a.groups_per_row;
+        penalty_keys(a, m, wy, g - wy * a.groups_per_row, spiral, s, q);
+      } else {
 GME_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      s.pen[4 * tid + k] = kInvalidPenKey;
-      s.half[4 * tid + k] = kHalfCap;
+        for (int k = 0; k < 4; ++k) {
+          s.pen[4 * q + k] = kInvalidPenKey;
+          s.half[4 * q + k] = kHalfCap;
+        }
+      }
     }
   }
 }
