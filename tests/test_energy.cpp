@@ -18,11 +18,6 @@
 namespace gme {
 namespace {
 
-std::string make_dir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "energy_" + name + "_" + std::to_string(::getpid());
-  EXPECT_EQ(std::system(("rm -rf " + d + " && mkdir -p " + d).c_str()), 0);
-  return d;
-}
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -56,7 +51,8 @@ void rapl_domain(const std::string& root, const std::string& dir, const std::str
 }
 
 TEST(Energy, RaplSumsPackagesAndHandlesAWrap) {
-  const std::string root = make_dir("rapl");
+  const conf::TempDir dir("energy_rapl");
+  const std::string root = dir.path();
   rapl_domain(root, "intel-rapl:0", "package-0", "1000000", "262143328850");
   rapl_domain(root, "intel-rapl:1", "package-1", "262143000000", "262143328850");  // wraps during the interval
   rapl_domain(root, "intel-rapl:0:0", "core", "5", "262143328850");                 // a subdomain: not added
@@ -78,7 +74,8 @@ TEST(Energy, RaplSumsPackagesAndHandlesAWrap) {
 TEST(Energy, UnreadableOrAbsentRaplSaysWhy) {
   EnergyMeter none(probe("/nonexistent/nvml.so", "/nonexistent/powercap"));
   EXPECT_EQ(none.stop(0, false).cpu.what, "RAPL not available (/nonexistent/powercap: No such file or directory)");
-  const std::string root = make_dir("rapl_bad");
+  const conf::TempDir bad_dir("energy_rapl_bad");
+  const std::string root = bad_dir.path();
   rapl_domain(root, "intel-rapl:0", "package-0", "1", "10");
   // energy_uj as a folder: reading it fails with the system's reason (root can read any file, so no chmod).
   ASSERT_EQ(std::system(("rm " + root + "/intel-rapl:0/energy_uj && mkdir " + root + "/intel-rapl:0/energy_uj").c_str()),
@@ -88,7 +85,8 @@ TEST(Energy, UnreadableOrAbsentRaplSaysWhy) {
   EXPECT_FALSE(r.cpu.measured);
   EXPECT_NE(r.cpu.what.find("RAPL not readable (" + root + "/intel-rapl:0/energy_uj: Is a directory)"),
             std::string::npos) << r.cpu.what;
-  const std::string empty = make_dir("rapl_empty");
+  const conf::TempDir empty_dir("energy_rapl_empty");
+  const std::string empty = empty_dir.path();
   EnergyMeter no_pkg(probe("/nonexistent/nvml.so", empty));
   EXPECT_EQ(no_pkg.stop(0, false).cpu.what, "RAPL not available (no package domain under " + empty + ")");
 }
@@ -142,7 +140,8 @@ TEST(Energy, LencodStatsFileCarriesBothSources) {
     GTEST_SKIP() << "bin/lencod or bin/libfake_nvml.so not built";
   const conf::Clip clip = conf::synth_clip(32, 32, 2);
   if (clip.file.empty()) return;
-  const std::string d = make_dir("lencod");
+  const conf::TempDir dir("energy_lencod");
+  const std::string d = dir.path();
   const std::string root = d + "/powercap";
   rapl_domain(root, "intel-rapl:0", "package-0", "1000", "1000000");
   const std::string cmd = "GME_NVML_LIBRARY=" + fake_nvml() + " GME_POWERCAP_ROOT=" + root + " " + conf::bin_dir() +
