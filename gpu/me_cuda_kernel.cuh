@@ -27,8 +27,9 @@
 //                           screen half
 //       stage 2 (threads 0..122, 3 list threads per partition, each a third of the batch's positions)
 //         list_bound        the screen's bound: the list's own K-th key, the pooled and previous-batch bounds
+//                           and the split bound of the lists' published keys (publish_bound, at the batch's end)
 //         seed_bound        centre batch: the largest key of the K positions nearest the window centre
-//         coset_minima, coset_bound   centre batch: the K-th smallest of 2 ceil(K/2) disjoint coset minima
+//         coset_minima, coset_bound   centre batch: the K-th smallest of 16 disjoint coset minima
 //         screen_batch      16 positions per step against the bound in packed u16 halves; a warp with a possible
 //                           entrant inserts (insert_entrants, or per-lane queues drained by drain_queue for
 //                           K >= kQueueMinK) into the sorted register list (insert_key)
@@ -117,9 +118,10 @@ constexpr int kHalfBytes = (kPenSlots * 2 + 15) / 16 * 16;
 // no bound.
 constexpr uint16_t kHalfCap = 0x7fffu;
 constexpr int kCurBytes = 256;
-// Stage 2's bounds, double-buffered across batches: each list's bound at the end of a batch, read by its
-// partition's 3 lists at the next batch.
-constexpr int kWorstBytes = 2 * kThreads * 4;
+// Stage 2's bounds, double-buffered across batches: each list's bound at the end of a batch and two of its keys
+// (kSplitLow, kSplitHigh), read by its partition's 3 lists at the next batch: [batch parity][field][thread].
+constexpr int kWorstFields = 3;
+constexpr int kWorstBytes = 2 * kWorstFields * kThreads * 4;
 // Stage 2's step order for the batch: byte i = the step (kStepPairs pairs) visited i-th. A batch has at most
 // ceil(2 kGroups / kStepPairs) steps.
 constexpr int kMaxSteps = (2 * kGroups + kStepPairs - 1) / kStepPairs;
@@ -139,9 +141,11 @@ constexpr int kQueueCap = 8;
 constexpr int kQueueMinK = 10;
 constexpr int kQueueBytes = kQueueCap * kThreads * 4;
 static_assert(kGpuMaxTopK * kThreads * 4 <= kNumPartitions * kSadRow * 4, "pooled lists pass through s_sad");
-// The coset minima of the centre batch: ceil(K / 2) u16 pairs per thread, exchanged through the tile's memory (free
-// in stage 2, shared with the queue: a barrier separates the two).
-constexpr int kCosetBytes = (kGpuMaxTopK + 1) / 2 * kThreads * 4;
+// The coset minima of the centre batch: kCosetClasses u16 pairs per thread (classes by stage-2 step, as many as a
+// full batch has steps), exchanged through the tile's memory (free in stage 2, shared with the queue: a barrier
+// separates the two).
+constexpr int kCosetClasses = 8;
+constexpr int kCosetBytes = kCosetClasses * kThreads * 4;
 // Penalty key of window slots past the right edge: above any real key even after adding a SAD << 33.
 constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 // The value of an empty list entry: above every real key (each is below 2^56: SAD << 33 < 2^49, lambda * bits <
@@ -617,18 +621,24 @@ GME_UNROLL
   }
 }
 
-// The 2 kLanePairs positions of a step for this lane: pairs base + 3j (j < kLanePairs), each a u16 SAD pair in v[j]
-// and a u16 pair of penalty halves in h[j]; bit 2j + i of the mask = position i of pair j. w16 = min(bound, 65535).
+// The 2 kLanePairs positions of a step for this lane that pass: pairs base + 3j (j < kLanePairs), each a u16 SAD
+// pair in v[j] and a u16 pair of penalty halves in h[j]; bit j of the mask = the low half of pair j, bit
+// kLanePairs + j its high half. w16 = min(bound, 65535). Each half's sum is capped at W = w16 + 1 (one add-and-min)
+// and W subtracted mod 2^16: a half that passes is below W by at most W, so while W <= 2^15 the difference has its
+// top bit set exactly where the position passes (two instructions a pair and a shift into the mask, against a
+// compare, a select and an or per position). A lane whose bound is larger (a 16x16 SAD above 2^15, or no bound yet)
+// passes every position: the insertion compares whole keys, so a position passed in excess costs only time.
+static_assert(kLanePairs <= 16, "the mask's halves: bits 0..15 and 16..31 before they are joined");
 __device__ __forceinline__ uint32_t screen_mask(const uint32_t (&v)[kLanePairs], const uint32_t (&h)[kLanePairs],
                                                 uint32_t w16) {
-  uint32_t pass = 0;
+  if (w16 >= 0x8000u) return (1u << (2 * kLanePairs)) - 1;
+  const uint32_t cap = (w16 + 1) * 0x10001u;             // W in both halves
+  const uint32_t minus = (0x10000u - (w16 + 1)) * 0x10001u;  // -W mod 2^16 in both halves
+  uint32_t top = 0;  // the low half of pair j at bit j, its high half at bit 16 + j
 GME_UNROLL
-  for (int j = 0; j < kLanePairs; ++j) {
-    const uint32_t s = add_u16x2(v[j], h[j]);
-    pass |= ((s & 0xffffu) <= w16 ? 1u : 0u) << (2 * j);
-    pass |= ((s >> 16) <= w16 ? 1u : 0u) << (2 * j + 1);
-  }
-  return pass;
+  for (int j = 0; j < kLanePairs; ++j)
+    top |= (add_u16x2(add_min_u16x2(v[j], h[j], cap), minus) & 0x80008000u) >> (15 - j);
+  return (top & 0xffffu) | ((top >> 16) << kLanePairs);
 }
 
 // Inserts the positions of `pass` one at a time (a loop: the warp pays for its busiest lane), each re-read from
@@ -639,9 +649,10 @@ __device__ __forceinline__ void insert_entrants(uint64_t (&best)[K], const uint3
   while (pass) {
     const int e = __ffs(pass) - 1;
     pass &= pass - 1;
-    const int m = base + (e >> 1) * kSlices;
-    const uint32_t sad = (e & 1) ? row[m] >> 16 : row[m] & 0xffffu;
-    insert_key<K>(best, pen[2 * m + (e & 1)] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
+    const int high = e >= kLanePairs ? 1 : 0;  // screen_mask's layout
+    const int m = base + (e - high * kLanePairs) * kSlices;
+    const uint32_t sad = high ? row[m] >> 16 : row[m] & 0xffffu;
+    insert_key<K>(best, pen[2 * m + high] + (static_cast<uint64_t>(sad) << (kLambdaBits + kSpiralBits)));
   }
 }
 
@@ -688,13 +699,41 @@ __device__ __forceinline__ uint32_t pool_bound(const uint32_t* lists) {
   return x;
 }
 
-// The bound a list screens a batch against: the smallest of its own K-th key >> 33, the pooled bound and the bounds
-// its partition's 3 lists had at the end of the previous batch (prev; any list's K-th key bounds the partition's
-// final K-th key from above, and a position that can be in the partition's top K is in the top K of any subset
-// holding it, so its own list still keeps it).
+// The ranks (1-based) of the two keys each list publishes at the end of a batch, K / 3 and ceil(K / 3): for any
+// counts k0 + k1 + k2 = K, the largest of list 0's k0-th key, list 1's k1-th and list 2's k2-th has K distinct
+// positions at or below it (the lists hold disjoint positions), so it bounds the partition's final K-th key. With
+// the counts as even as they go, that is about the partition's (K + 3)-th key so far, where the smallest of the
+// lists' own K-th keys is about its 3K-th. Rank 0 stands for no key (value 0).
+template <int K> constexpr int kSplitLow = K / 3;
+template <int K> constexpr int kSplitHigh = (K + 2) / 3;
+
+// What a list publishes at the end of a batch for list_bound (s.worst, column tid, the batch's parity half): its
+// bound and its keys >> 33 at the two split ranks.
+template <int K>
+__device__ __forceinline__ void publish_bound(const uint64_t (&best)[K], uint32_t worst, uint32_t* half, int tid) {
+  half[tid] = worst;
+  half[kThreads + tid] = kSplitLow<K> ? static_cast<uint32_t>(best[kSplitLow<K> - 1] >> 33) : 0u;
+  half[2 * kThreads + tid] = static_cast<uint32_t>(best[kSplitHigh<K> - 1] >> 33);
+}
+
+// The bound a list screens a batch against: the smallest of its own K-th key >> 33, the pooled bound, the bounds its
+// partition's 3 lists had at the end of the previous batch and their split bound (prev: the partition's first
+// column of the previous batch's s.worst half; any list's K-th key bounds the partition's final K-th key from
+// above, and a position that can be in the partition's top K is in the top K of any subset holding it, so its own
+// list still keeps it).
 template <int K>
 __device__ __forceinline__ uint32_t list_bound(const uint64_t (&best)[K], uint32_t pooled, const uint32_t* prev) {
-  return min(min(static_cast<uint32_t>(best[K - 1] >> 33), pooled), min(prev[0], min(prev[1], prev[2])));
+  const uint32_t* lo = prev + kThreads;      // keys at rank kSplitLow
+  const uint32_t* hi = prev + 2 * kThreads;  // keys at rank kSplitHigh
+  uint32_t split;
+  if constexpr (K % 3 == 0) {
+    split = max(lo[0], max(lo[1], lo[2]));
+  } else if constexpr (K % 3 == 1) {  // one list gives K / 3 + 1 keys, the others K / 3
+    split = min(max(hi[0], max(lo[1], lo[2])), min(max(lo[0], max(hi[1], lo[2])), max(lo[0], max(lo[1], hi[2]))));
+  } else {  // two lists give K / 3 + 1 keys, one K / 3
+    split = min(max(lo[0], max(hi[1], hi[2])), min(max(hi[0], max(lo[1], hi[2])), max(hi[0], max(hi[1], lo[2]))));
+  }
+  return min(min(min(static_cast<uint32_t>(best[K - 1] >> 33), pooled), min(prev[0], min(prev[1], prev[2]))), split);
 }
 
 // Centre batch, before any list holds a key: the largest key >> 33 of the K positions nearest the window centre
@@ -714,22 +753,20 @@ GME_UNROLL
   return bound;
 }
 
-// Centre batch: every position of the partition in the batch belongs to one of 2 C disjoint cosets (C = ceil(K / 2);
-// this lane's step st, even or odd half of a pair: coset (st mod C, half)). Each lane writes its minima of
+// Centre batch: every position of the partition in the batch belongs to one of 2 kCosetClasses disjoint cosets (this
+// lane's step st, even or odd half of a pair: coset (st mod kCosetClasses, half)). Each lane writes its minima of
 // (penalty key >> 33) + SAD per coset, saturated at 65535 (below kHalfCap the sums are exact and belong to real
 // positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets
 // interleave finely (a step is 48 positions of one or two window rows), so each holds a position near the batch's
 // best matches.
-template <int K>
 __device__ __forceinline__ void coset_minima(const uint32_t* row, const uint32_t* half2, int slice, int steps,
                                              uint32_t* s_coset, int tid) {
-  constexpr int kClasses = (K + 1) / 2;
-  uint32_t cm[kClasses];
+  uint32_t cm[kCosetClasses];
 GME_UNROLL
-  for (int c = 0; c < kClasses; ++c) cm[c] = ~0u;
-  for (int st0 = 0; st0 < steps; st0 += kClasses) {
+  for (int c = 0; c < kCosetClasses; ++c) cm[c] = ~0u;
+  for (int st0 = 0; st0 < steps; st0 += kCosetClasses) {
 GME_UNROLL
-    for (int c = 0; c < kClasses; ++c) {
+    for (int c = 0; c < kCosetClasses; ++c) {
       if (st0 + c < steps) {
         const int b = slice + kStepPairs * (st0 + c);
 GME_UNROLL
@@ -739,30 +776,39 @@ GME_UNROLL
     }
   }
 GME_UNROLL
-  for (int c = 0; c < kClasses; ++c) s_coset[c * kThreads + tid] = cm[c];
+  for (int c = 0; c < kCosetClasses; ++c) s_coset[c * kThreads + tid] = cm[c];
 }
 
 // After coset_minima and a barrier: the partition's coset minima are the smallest of its 3 lanes'; the K-th smallest
-// of the 2 C is a bound (the cosets are disjoint, so K distinct positions lie at or below it; odd K: K of K + 1
-// cosets, the second largest). ~0 where it is kHalfCap or more: such a minimum may come from an invalid slot or a
-// clamped penalty, "no bound".
+// of the 2 kCosetClasses is a bound (the cosets are disjoint, so K distinct positions lie at or below it), found by
+// sorting them (a bitonic network, once a block). ~0 where it is kHalfCap or more: such a minimum may come from an
+// invalid slot or a clamped penalty, "no bound".
 template <int K>
 __device__ __forceinline__ uint32_t coset_bound(const uint32_t* s_coset, int list_part) {
-  constexpr int kClasses = (K + 1) / 2;
-  uint32_t m1 = 0, m2 = 0;  // the largest and second largest coset minima
+  constexpr int kCosets = 2 * kCosetClasses;
+  static_assert(K <= kCosets && (kCosets & (kCosets - 1)) == 0, "the K-th of a power-of-two number of minima");
+  uint32_t v[kCosets];
 GME_UNROLL
-  for (int c = 0; c < kClasses; ++c) {
+  for (int c = 0; c < kCosetClasses; ++c) {
     const uint32_t* col = s_coset + c * kThreads + kSlices * list_part;
     const uint32_t x = min_u16x2(col[0], min_u16x2(col[1], col[2]));
-GME_UNROLL
-    for (int e = 0; e < 2; ++e) {
-      const uint32_t y = e ? x >> 16 : x & 0xffffu;
-      m2 = max(m2, min(m1, y));
-      m1 = max(m1, y);
-    }
+    v[2 * c] = x & 0xffffu;
+    v[2 * c + 1] = x >> 16;
   }
-  const uint32_t kth = (2 * kClasses == K) ? m1 : m2;
-  return kth >= kHalfCap ? ~0u : kth;
+GME_UNROLL
+  for (int k = 2; k <= kCosets; k *= 2)
+GME_UNROLL
+    for (int j = k / 2; j > 0; j /= 2)
+GME_UNROLL
+      for (int i = 0; i < kCosets; ++i) {
+        const int l = i ^ j;
+        if (l > i) {
+          const uint32_t lo = min(v[i], v[l]), hi = max(v[i], v[l]);
+          v[i] = (i & k) == 0 ? lo : hi;
+          v[l] = (i & k) == 0 ? hi : lo;
+        }
+      }
+  return v[K - 1] >= kHalfCap ? ~0u : v[K - 1];
 }
 
 // Screens the batch's positions of this lane (its slice of partition row `row`) step by step in the order of
@@ -887,7 +933,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_sear
   uint64_t best[K];
 GME_UNROLL
   for (int i = 0; i < K; ++i) best[i] = kEmptyKey;
-  s.worst[kThreads + tid] = ~0u;  // the bounds the first batch reads: none yet
+  // What the first batch reads: no bound.
+  for (int f = 0; f < kWorstFields; ++f) s.worst[(kWorstFields + f) * kThreads + tid] = ~0u;
   int done = 0;                   // batches processed: selects the s.worst half to write
   uint32_t pooled = ~0u;          // pool_bound after the centre batch
 
@@ -916,17 +963,18 @@ GME_UNROLL
 
     const uint32_t* row = s.sad + list_part * kSadRow;
     const uint32_t* half2 = reinterpret_cast<const uint32_t*>(s.half);  // u16 pairs, as the SAD pairs
-    uint32_t worst = list_bound<K>(best, pooled, s.worst + ((done & 1) ^ 1) * kThreads + kSlices * list_part);
+    uint32_t worst =
+        list_bound<K>(best, pooled, s.worst + ((done & 1) ^ 1) * kWorstFields * kThreads + kSlices * list_part);
     if (done == 0) {  // the centre batch; uniform, so its barriers are too
       worst = min(worst, seed_bound<K>(a, num_batches, row, s.pen));
-      coset_minima<K>(row, half2, slice, b.steps, s.tile, tid);
+      coset_minima(row, half2, slice, b.steps, s.tile, tid);
       __syncthreads();
       worst = min(worst, coset_bound<K>(s.tile, list_part));
       if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses the coset minima's memory
     }
     worst = screen_batch<K>(best, worst, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order), b.steps,
                             slice, s.tile + tid);
-    s.worst[(done & 1) * kThreads + tid] = worst;  // read at the next batch, after two barriers
+    publish_bound<K>(best, worst, s.worst + (done & 1) * kWorstFields * kThreads, tid);  // read after two barriers
     ++done;
   }
 

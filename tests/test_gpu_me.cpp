@@ -564,6 +564,104 @@ TEST(GpuMeKernelOps, PreHopperPackedU16MatchesHopperInstructions) {
       }
 }
 
+// Stage 2's pass mask against its definition: bit j where the low half of pair j, bit kLanePairs + j where its high
+// half has (SAD + penalty) mod 2^16 <= w16; every bit where w16 is 2^15 or more (the insertion then decides).
+TEST(GpuMeKernelOps, ScreenMaskPassesThePositionsUnderTheBound) {
+  std::mt19937 rng(29);
+  const uint32_t bounds[] = {0u, 1u, 17u, 0x3fffu, 0x7ffeu, 0x7fffu, 0x8000u, 0xfffeu, 0xffffu};
+  for (int trial = 0; trial < 4000; ++trial) {
+    uint32_t v[kLanePairs], h[kLanePairs];
+    for (int j = 0; j < kLanePairs; ++j) {
+      // Small sums near the bound, wrapping sums and the invalid slots' kHalfCap penalty.
+      const uint32_t r = static_cast<uint32_t>(rng());
+      v[j] = (trial & 1) ? r : r & 0x00ff00ffu;
+      const uint32_t low = static_cast<uint32_t>(rng()) & ((trial & 2) ? ~0u : 0x003f003fu);
+      h[j] = (r & 0x100u) ? (kHalfCap | kHalfCap << 16) : low;
+    }
+    const uint32_t w16 = trial < 9 * 8 ? bounds[trial % 9] : static_cast<uint32_t>(rng()) % 0x10000u;
+    uint32_t want = 0;
+    for (int j = 0; j < kLanePairs; ++j)
+      for (int e = 0; e < 2; ++e) {
+        const uint32_t sum = ((v[j] >> (16 * e)) + (h[j] >> (16 * e))) & 0xffffu;
+        if (w16 >= 0x8000u || sum <= w16) want |= 1u << (j + e * kLanePairs);
+      }
+    ASSERT_EQ(screen_mask(v, h, w16), want) << "trial " << trial << " w16 " << w16;
+  }
+}
+
+// coset_bound: the K-th smallest of the partition's 2 kCosetClasses coset minima (each the smallest of its 3 lanes'),
+// or no bound (~0) where that is kHalfCap or more.
+template <int K>
+void expect_coset_bound(std::mt19937& rng) {
+  std::vector<uint32_t> s_coset(static_cast<size_t>(kCosetClasses) * kThreads);
+  for (int trial = 0; trial < 300; ++trial) {
+    const uint32_t mask = (trial % 3 == 0) ? 0xffffffffu : 0x03ff03ffu;  // some minima from kHalfCap up, or none
+    for (uint32_t& w : s_coset) w = static_cast<uint32_t>(rng()) & mask;
+    const int part = trial % kNumPartitions;
+    std::vector<uint32_t> minima;
+    for (int c = 0; c < kCosetClasses; ++c)
+      for (int e = 0; e < 2; ++e) {
+        uint32_t m = 0xffffu;
+        for (int l = 0; l < kSlices; ++l)
+          m = std::min(m, (s_coset[c * kThreads + kSlices * part + l] >> (16 * e)) & 0xffffu);
+        minima.push_back(m);
+      }
+    std::sort(minima.begin(), minima.end());
+    const uint32_t want = minima[K - 1] >= kHalfCap ? ~0u : minima[K - 1];
+    ASSERT_EQ(coset_bound<K>(s_coset.data(), part), want) << "K " << K << " trial " << trial;
+  }
+}
+
+TEST(GpuMeKernelOps, CosetBoundIsTheKthSmallestMinimum) {
+  std::mt19937 rng(31);
+  expect_coset_bound<1>(rng);
+  expect_coset_bound<2>(rng);
+  expect_coset_bound<7>(rng);
+  expect_coset_bound<8>(rng);
+  expect_coset_bound<16>(rng);
+}
+
+// list_bound with the keys publish_bound leaves: never below the K-th smallest key >> 33 of the partition's 3 lists
+// together (what makes the screen exact), and never above the smallest of the lists' own bounds.
+template <int K>
+void expect_split_bound(std::mt19937& rng) {
+  std::vector<uint32_t> worst(static_cast<size_t>(kWorstFields) * kThreads, ~0u);
+  for (int trial = 0; trial < 500; ++trial) {
+    uint64_t lists[kSlices][K];
+    std::vector<uint64_t> all;
+    for (int l = 0; l < kSlices; ++l) {
+      const int filled = static_cast<int>(rng() % (K + 1));  // lists not yet full hold kEmptyKey
+      for (int i = 0; i < K; ++i) {
+        // Distinct keys (the low bits hold a spiral index), close enough together that the lists interleave.
+        lists[l][i] = i < filled ? ((static_cast<uint64_t>(rng() % 3000) << 33) | (static_cast<uint64_t>(l) << 20) |
+                                    static_cast<uint64_t>(i))
+                                 : kEmptyKey;
+      }
+      std::sort(lists[l], lists[l] + K);
+      const uint32_t own = static_cast<uint32_t>(lists[l][K - 1] >> 33);
+      publish_bound<K>(lists[l], own, worst.data(), l);
+      all.insert(all.end(), lists[l], lists[l] + K);
+    }
+    std::sort(all.begin(), all.end());
+    const uint32_t kth = static_cast<uint32_t>(all[K - 1] >> 33);
+    const uint32_t own_min = std::min({worst[0], worst[1], worst[2]});
+    const uint32_t got = list_bound<K>(lists[0], ~0u, worst.data());
+    ASSERT_GE(got, kth) << "K " << K << " trial " << trial;
+    ASSERT_LE(got, own_min) << "K " << K << " trial " << trial;
+  }
+}
+
+TEST(GpuMeKernelOps, SplitBoundNeverCutsThePartitionsTopK) {
+  std::mt19937 rng(37);
+  expect_split_bound<1>(rng);
+  expect_split_bound<2>(rng);
+  expect_split_bound<3>(rng);
+  expect_split_bound<4>(rng);
+  expect_split_bound<5>(rng);
+  expect_split_bound<8>(rng);
+  expect_split_bound<16>(rng);
+}
+
 TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
   // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
   // (5 for K <= 8: at most 45,670 bytes each) must fit at every search range.
