@@ -253,6 +253,7 @@ struct KernelArgs {
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
   const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, the seed slots, the spiral
+  int spiral_at;             // where the spiral indices start in order (spiral_table_offset)
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
@@ -271,6 +272,7 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.num_groups = g.num_groups;
   a.tile_words = g.tile_words;
   a.lambda = req.lambda_factor;
+  a.spiral_at = spiral_table_offset((g.num_groups + kGroups - 1) / kGroups);
   return a;
 }
 
@@ -582,7 +584,7 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
     store_partitions(q01, s.sad + 2 * tid);
     store_partitions(q23, s.sad + 2 * tid + 1);
   } else if (tid >= kGroups) {
-    const uint32_t* spiral = a.order + spiral_table_offset((a.num_groups + kGroups - 1) / kGroups);
+    const uint32_t* spiral = a.order + a.spiral_at;
     for (int j = 0; j < kPenWarpGroups; ++j) {
       const int q = tid - kGroups + kPenThreads * j;  // the group's place in the batch
       if (q < b.groups) {
