@@ -32,6 +32,28 @@ inline void read_all(const std::string& path, int w, int h, int header, int step
   }
 }
 
+// The .gz input's file: the reader picks decompression by the name's extension, so it needs a real path (a memfd's
+// /proc path has none). One folder for the whole run, removed when the fuzzer exits (libFuzzer ends with exit(),
+// which runs static destructors), so that fuzzing leaves nothing in TMPDIR.
+struct GzipScratch {
+  std::string dir, path;
+  GzipScratch() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/gme_fuzz_XXXXXX";
+    if (mkdtemp(&tmpl[0])) {
+      dir = tmpl.c_str();
+      path = dir + "/in.yuv.gz";
+    }
+  }
+  ~GzipScratch() {
+    if (dir.empty()) return;
+    unlink(path.c_str());
+    rmdir(dir.c_str());
+  }
+  GzipScratch(const GzipScratch&) = delete;
+  GzipScratch& operator=(const GzipScratch&) = delete;
+};
+
 // Runs read_all on `bytes` delivered `via` a file, a pipe or a .gz file.
 inline void read_bytes(const std::string& bytes, Via via, int w, int h, int header, int step) {
   if (via == Via::kPipe && bytes.size() < 65536) {  // one write fills the pipe: no writer thread needed
@@ -48,12 +70,9 @@ inline void read_bytes(const std::string& bytes, Via via, int w, int h, int head
     return;
   }
   if (via == Via::kGzipFile) {
-    static const std::string dir = [] {
-      const char* t = std::getenv("TMPDIR");
-      std::string tmpl = std::string(t && *t ? t : "/tmp") + "/gme_fuzz_XXXXXX";
-      return std::string(mkdtemp(&tmpl[0]) ? tmpl.c_str() : ".");
-    }();
-    const std::string path = dir + "/in.yuv.gz";
+    static const GzipScratch scratch;
+    const std::string& path = scratch.path;
+    if (path.empty()) return;
     const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
     const bool ok = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
