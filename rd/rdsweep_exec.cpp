@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "common/sha256.h"
+#include "rd/rdsweep_gpus.h"
 
 namespace gme {
 namespace {
@@ -57,8 +58,9 @@ void remove_parts(const SweepPoint& p) {
   for (const std::string& f : {p.stream(), p.recon(), p.stats()}) ::unlink(part_name(f).c_str());
 }
 
-// Child side: never returns.
-[[noreturn]] void exec_encoder(const SweepPoint& p, pid_t parent, const sigset_t& mask) {
+// Child side: never returns. `args`: the point's command, with the runner's GPUDevice when it chose one.
+[[noreturn]] void exec_encoder(const SweepPoint& p, const std::vector<std::string>& args, pid_t parent,
+                               const sigset_t& mask) {
   // End with rdsweep even when it is killed outright (SIGKILL cannot be caught to forward it).
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) _exit(126);  // the parent died before prctl took effect
@@ -70,10 +72,10 @@ void remove_parts(const SweepPoint& p) {
   ::dup2(log, 1);
   ::dup2(log, 2);
   std::vector<char*> argv;
-  for (const std::string& a : p.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   ::execv(argv[0], argv.data());
-  const std::string msg = "rdsweep: cannot run " + p.argv[0] + ": " + std::strerror(errno) + "\n";
+  const std::string msg = "rdsweep: cannot run " + args[0] + ": " + std::strerror(errno) + "\n";
   if (::write(2, msg.data(), msg.size()) < 0) {}
   _exit(127);
 }
@@ -85,7 +87,7 @@ void record_failure(const SweepPoint& p, const std::string& error) {
 
 // Parent side, after the child ended: decides success and makes the point's files final.
 SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJobContext& ctx,
-                      const std::string& started) {
+                      const std::string& started, int cuda_device) {
   SweepJobResult r;
   r.wall_s = wall;
   r.warnings = warnings_in_log(read_all(p.log()));
@@ -136,6 +138,7 @@ SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJ
   rec.encoder_version = r.point.version;
   rec.started_utc = started;
   rec.wall_s = wall;
+  rec.cuda_device = cuda_device;
   rec.warnings = r.warnings;
   ::unlink(p.failed_file().c_str());
   if (!write_point_record(p, rec, &error)) return fail(error);  // the marker last: complete only when all is there
@@ -200,8 +203,11 @@ std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>&
     size_t index;
     Clock::time_point start;
     std::string started_utc;
+    int slot;         // the worker slot it holds (0 .. jobs - 1)
+    int cuda_device;  // the GPUDevice given to it, -1 for none
   };
   std::map<pid_t, Running> running;
+  std::vector<bool> slot_busy(static_cast<size_t>(std::max(1, ctx.jobs)), false);
   const Clock::time_point start = Clock::now();
   const pid_t self = ::getpid();
   // SIGCHLD and the stop signals stay blocked except inside sigsuspend, so none can slip in between the check of
@@ -268,16 +274,24 @@ std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>&
       ::unlink(p.record_file().c_str());
       ::unlink(p.failed_file().c_str());
       remove_parts(p);
+      const int slot = static_cast<int>(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
+      std::vector<std::string> args = p.argv;
+      const int device = p.needs_gpu && !p.sets_gpu_device ? device_for_slot(slot, ctx.gpu_devices) : -1;
+      if (device >= 0) {  // the settings' last word, so it wins over the cfg; lencod.log shows it
+        args.push_back("-p");
+        args.push_back("GPUDevice=" + std::to_string(device));
+      }
       const std::string started = utc_now();
       const pid_t pid = ::fork();
-      if (pid == 0) exec_encoder(p, self, old_mask);
+      if (pid == 0) exec_encoder(p, args, self, old_mask);
       if (pid < 0) {
         results[next].error = std::string("cannot start the encoder: ") + std::strerror(errno);
         done++;
         report(next++);
         continue;
       }
-      running[pid] = {next, Clock::now(), started};
+      running[pid] = {next, Clock::now(), started, slot, device};
+      slot_busy[static_cast<size_t>(slot)] = true;
       next++;
     }
     if (running.empty()) {
@@ -295,7 +309,9 @@ std::vector<SweepJobResult> run_sweep_jobs(const std::vector<const SweepPoint*>&
     if (it == running.end()) continue;  // not one of ours
     const Running run = it->second;
     running.erase(it);
-    results[run.index] = finish(*todo[run.index], status, seconds_since(run.start), ctx, run.started_utc);
+    slot_busy[static_cast<size_t>(run.slot)] = false;
+    results[run.index] =
+        finish(*todo[run.index], status, seconds_since(run.start), ctx, run.started_utc, run.cuda_device);
     done++;
     report(run.index);
   }

@@ -21,12 +21,14 @@ struct SweepJobResult {
 
 struct SweepJobContext {
   int jobs = 1;                        // encoders at once
+  int gpu_devices = 0;                 // CUDA devices to spread GPU points over (device_for_slot); 0 or 1: none
   bool strict = false;                 // a warning of the encoder fails its point
   const SweepFingerprints* prints = nullptr;  // recorded in point.json (must be set)
   PointRecord base;                    // host, cpu, gpus, engine, invocation, timing, jobs, rdsweep version
 };
 
-// Encodes `todo` (at most ctx.jobs encoders at once, started in the given order). Each encoder runs in its point's
+// Encodes `todo` (at most ctx.jobs encoders at once, started in the given order; each running encoder holds a worker
+// slot, and a GPU point whose settings leave GPUDevice alone gets the slot's device, device_for_slot). Each encoder runs in its point's
 // folder with stdout and stderr in lencod.log; its *.part.* files are renamed and point.json written only when it
 // exits with status 0, its StatsFile has a summary and (under --strict) it printed no warning, so an interrupted
 // or failed point never looks complete; a failed one gets failed.txt with the reason. When a stop signal arrives

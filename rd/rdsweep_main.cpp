@@ -20,6 +20,7 @@
 #include "common/energy.h"
 #include "common/version.h"
 #include "rd/rdsweep_exec.h"
+#include "rd/rdsweep_gpus.h"
 #include "rd/rdsweep_options.h"
 #include "rd/rdsweep_plan.h"
 #include "rd/rdsweep_report.h"
@@ -51,6 +52,20 @@ std::string gpu_description() {
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) s += " (CUDA_VISIBLE_DEVICES=" + std::string(v) + ")";
   return s;
+}
+
+// How many CUDA devices the local runner spreads GPU points over (0: none), said once on the console when it does.
+int spread_gpus(const std::vector<const SweepPoint*>& todo, int jobs) {
+  bool spreadable = false;
+  for (const SweepPoint* p : todo) spreadable = spreadable || (p->needs_gpu && !p->sets_gpu_device);
+  if (!spreadable || jobs < 2) return 0;
+  std::string why;
+  const VisibleGpus g = visible_gpus(std::getenv("CUDA_VISIBLE_DEVICES"), nvidia_gpu_names(&why));
+  if (g.count < 2) return 0;
+  std::fprintf(stderr, "rdsweep: GPU points spread over %d CUDA devices (%s): worker slot k of -j %d gets "
+               "GPUDevice k mod %d (-p GPUDevice=N or CUDA_VISIBLE_DEVICES=N keeps them on one)\n", g.count,
+               g.how.c_str(), jobs, g.count);
+  return g.count;
 }
 
 int fail(const std::string& msg) {
@@ -322,6 +337,7 @@ int run(int argc, char** argv) {
     ctx.strict = o.strict;
     ctx.prints = &s.prints;
     ctx.base = base_record(s, false);
+    ctx.gpu_devices = spread_gpus(todo, o.jobs);
     const std::vector<SweepJobResult> jobs = run_sweep_jobs(todo, ctx, std::cerr);
     if (stop_signal()) return interrupted(s);
     for (size_t i = 0; i < todo.size(); i++)

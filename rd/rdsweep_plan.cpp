@@ -29,26 +29,41 @@ std::string host_name() {
   return h;
 }
 
-// The value of the last "-p GPUIntegerME=V" on a command line, else of "GPUIntegerME = V" in the cfg text.
-bool runs_gpu_search(const std::vector<std::string>& argv, const std::string& cfg_text) {
+// The value of the last "-p KEY=V" on a command line, else of the last "KEY = V" in the cfg text; "" for neither.
+std::string setting_value(const std::vector<std::string>& argv, const std::string& cfg_text, const std::string& key) {
   std::string value;
   for (size_t i = 0; i + 1 < argv.size(); i++) {
     if (argv[i] != "-p") continue;
     const std::string& kv = argv[i + 1];
     const size_t eq = kv.find('=');
-    if (eq != std::string::npos && trim_space(kv.substr(0, eq)) == "GPUIntegerME") value = trim_space(kv.substr(eq + 1));
+    if (eq != std::string::npos && trim_space(kv.substr(0, eq)) == key) value = trim_space(kv.substr(eq + 1));
   }
   if (value.empty()) {
     std::istringstream in(cfg_text);
     for (std::string line; std::getline(in, line);) {
       line = line.substr(0, line.find('#'));
       const size_t eq = line.find('=');
-      if (eq != std::string::npos && trim_space(line.substr(0, eq)) == "GPUIntegerME")
-        value = trim_space(line.substr(eq + 1));
+      if (eq != std::string::npos && trim_space(line.substr(0, eq)) == key) value = trim_space(line.substr(eq + 1));
     }
   }
+  return value;
+}
+
+bool runs_gpu_search(const std::vector<std::string>& argv, const std::string& cfg_text) {
   double v = 0;
-  return field_to_double(value, &v) && v != 0;
+  return field_to_double(setting_value(argv, cfg_text, "GPUIntegerME"), &v) && v != 0;
+}
+
+// Whether the settings pick the CUDA device themselves: any -p GPUDevice, or a GPUDevice in the cfg other than 0 (the
+// default, which the shipped cfg files list with every other key, so it says nothing about this host's cards).
+bool chooses_gpu_device(const std::vector<std::string>& argv, const std::string& cfg_text) {
+  for (size_t i = 0; i + 1 < argv.size(); i++) {
+    if (argv[i] != "-p") continue;
+    const size_t eq = argv[i + 1].find('=');
+    if (eq != std::string::npos && trim_space(argv[i + 1].substr(0, eq)) == "GPUDevice") return true;
+  }
+  double v = 0;
+  return field_to_double(setting_value({}, cfg_text, "GPUDevice"), &v) && v != 0;
 }
 
 }  // namespace
@@ -106,6 +121,7 @@ std::vector<SweepPoint> build_plan(const SweepOptions& o, const std::vector<Swee
         set(o.no_recon ? "ReconFile=\"\"" : "ReconFile=" + part_name(p.recon()));
         set("StatsFile=" + part_name(p.stats()));
         p.needs_gpu = runs_gpu_search(p.argv, cfg_text);
+        p.sets_gpu_device = chooses_gpu_device(p.argv, cfg_text);
         plan.push_back(p);
       }
     }
@@ -220,6 +236,7 @@ bool write_point_record(const SweepPoint& p, const PointRecord& r, std::string* 
       ",\n \"cpu\":" + json_string(r.cpu) + ",\n \"gpus\":" + json_string(r.gpus) +
       ",\n \"engine\":" + json_string(r.engine) + ",\n \"invocation\":" + json_string(r.invocation) +
       ",\n \"timing\":" + json_string(r.timing) + ",\n \"jobs\":" + std::to_string(r.jobs) +
+      ",\n \"cuda_device\":" + std::to_string(r.cuda_device) +
       ",\n \"slurm_job\":" + json_string(r.slurm_job) + ",\n \"started\":" + json_string(r.started_utc) +
       ",\n \"wall_s\":" + wall + ",\n \"warnings\":" + warnings + "}\n";
   return write_file_atomically(p.record_file(), text, error);
@@ -257,6 +274,8 @@ bool read_point_record(const std::string& path, PointRecord* r, std::string* why
   r->timing = v.string_or("timing", "");
   const double jobs = v.number_or("jobs", 1);
   r->jobs = std::isfinite(jobs) && jobs >= 1 && jobs <= 1e6 ? static_cast<int>(jobs) : 1;
+  const double device = v.number_or("cuda_device", -1);
+  r->cuda_device = std::isfinite(device) && device >= 0 && device <= 63 ? static_cast<int>(device) : -1;
   r->slurm_job = v.string_or("slurm_job", "");
   r->started_utc = v.string_or("started", "");
   r->wall_s = v.number_or("wall_s", 0);

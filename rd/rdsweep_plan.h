@@ -25,6 +25,8 @@ struct SweepPoint {
   int qp = 0;
   int index = 0;                  // position in the plan (sequences, then runs, then QPs)
   bool needs_gpu = false;         // runs the GPU search (GPUIntegerME != 0): Slurm asks a GPU for it
+  bool sets_gpu_device = false;   // a -p setting, or the cfg with a value other than 0, chooses GPUDevice: the local
+                                  // runner leaves it alone
   std::string dir;                // absolute folder of the point
   std::vector<std::string> argv;  // lencod and its arguments (absolute paths)
 
@@ -98,6 +100,9 @@ struct PointRecord {
   std::string invocation;         // one id per rdsweep process: points with equal ids were timed in one run
   std::string timing;             // "parallel", "serial" or "alone" (a --run-point process encodes one point)
   int jobs = 1;                   // encodes that ran at once in that invocation
+  int cuda_device = -1;           // the GPUDevice the local runner gave the encode to spread GPU points over the
+                                  // host's cards, -1 for none (the command's own GPUDevice applied); it changes no
+                                  // bit of the result, so it is not part of the command
   std::string slurm_job;          // "JOBID_TASK" under Slurm
   std::string started_utc;
   double wall_s = 0;

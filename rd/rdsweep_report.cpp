@@ -330,7 +330,11 @@ std::string provenance(const ReportInput& in) {
   r += "- Machines that encoded the points:\n";
   for (const auto& [m, n] : machines) r += "  - " + md(m) + " (" + count(n, "point") + ")\n";
   // Timing: every distinct invocation with its mode and parallelism.
-  struct Inv { std::string host, engine, timing, first, slurm_job; int jobs = 1, points = 0; };
+  struct Inv {
+    std::string host, engine, timing, first, slurm_job;
+    int jobs = 1, points = 0;
+    std::set<int> devices;  // the GPUDevice values the local runner gave its GPU points
+  };
   std::map<std::string, Inv> invs;
   for (const auto& res : in.results) {
     const PointRecord& p = res.record;
@@ -340,6 +344,7 @@ std::string provenance(const ReportInput& in) {
     v.timing = p.timing;
     v.jobs = p.jobs;
     v.slurm_job = p.slurm_job;
+    if (p.cuda_device >= 0) v.devices.insert(p.cuda_device);
     if (v.first.empty() || p.started_utc < v.first) v.first = p.started_utc;
     v.points++;
   }
@@ -353,6 +358,11 @@ std::string provenance(const ReportInput& in) {
       how = "one point per process (" + (v.slurm_job.empty() ? v.engine : "Slurm task " + v.slurm_job) +
             "), other load on the host unknown";
     else how = "parallel, -j " + std::to_string(v.jobs) + " (" + std::to_string(v.jobs) + " encodes at once)";
+    if (!v.devices.empty()) {
+      std::string list;
+      for (int d : v.devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+      how += "; GPU points spread over CUDA device" + std::string(v.devices.size() == 1 ? " " : "s ") + list;
+    }
     if (v.timing == "parallel" && v.jobs > 1) parallel += v.points;
     r += "  - " + (id.empty() ? std::string("unknown") : "`" + md(id) + "`") + " on " +
          (v.host.empty() ? "?" : md(v.host)) + ", from " + (v.first.empty() ? "?" : v.first) + ": " +

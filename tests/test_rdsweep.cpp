@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1115,6 +1116,55 @@ TEST(RdsweepEndToEnd, DryRunPrintsCommandsThatWork) {
   const ProgramRun c = e.run(e.base() + " --report-only");
   EXPECT_EQ(c.status, 0) << c.out;
   EXPECT_NE(c.out.find("4 complete, 0 to collect as missing"), std::string::npos) << c.out;
+}
+
+// With several CUDA devices, -j N gives each worker slot's GPU points a device of their own (GPUDevice = slot mod
+// devices), records it in point.json and the report, and changes no byte of the results.
+TEST(RdsweepEndToEnd, GpuPointsSpreadOverTheHostsDevices) {
+  if (!have_programs()) GTEST_SKIP() << "bin/rdsweep or bin/lencod not built";
+  const E2E e("spread");
+  // As in the shipped cfg files, which list GPUDevice = 0 with every other key: the default, not a choice of card.
+  const std::string cfg = e.d + "/device0.cfg";
+  write(cfg, read(e.cfg) + "GPUDevice = 0\n");
+  auto args = [&](const std::string& out, const std::string& extra) {
+    return "-f " + cfg + " --qp 30,40 --out " + e.d + "/" + out + " -j 2 --run gpu --no-recon " + extra +
+           " --lencod " + abs_bin("lencod") + " " + e.seq;
+  };
+  auto record = [&](const std::string& out, int qp) {
+    PointRecord r;
+    std::string why;
+    EXPECT_TRUE(read_point_record(e.d + "/" + out + "/tiny/gpu/qp" + std::to_string(qp) + "/point.json", &r, &why))
+        << why;
+    return r;
+  };
+  const std::string spread = "rdsweep: GPU points spread over ";
+  // Two devices: both QPs start at once, one in each slot.
+  ProgramRun r = e.run(args("two", ""), "CUDA_VISIBLE_DEVICES=0,1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(spread + "2 CUDA devices (CUDA_VISIBLE_DEVICES=0,1): worker slot k of -j 2 gets GPUDevice k "
+                       "mod 2"), std::string::npos) << r.out;
+  const PointRecord a = record("two", 30), b = record("two", 40);
+  EXPECT_EQ(std::set<int>({a.cuda_device, b.cuda_device}), std::set<int>({0, 1}));
+  EXPECT_EQ(a.command.find("GPUDevice"), std::string::npos) << a.command;  // not part of the command
+  EXPECT_EQ(read(e.d + "/two/tiny/gpu/qp30/command.txt").find("GPUDevice"), std::string::npos);
+  EXPECT_NE(read(e.d + "/two/report.md").find("; GPU points spread over CUDA devices 0, 1"), std::string::npos);
+  // One device: nothing to spread; the same streams.
+  r = e.run(args("one", ""), "CUDA_VISIBLE_DEVICES=0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find(spread), std::string::npos) << r.out;
+  EXPECT_EQ(record("one", 30).cuda_device, -1);
+  EXPECT_EQ(record("one", 30).stream_sha256, a.stream_sha256);
+  EXPECT_EQ(record("one", 40).stream_sha256, b.stream_sha256);
+  // A sweep that chooses GPUDevice itself keeps it.
+  r = e.run(args("own", "-p GPUDevice=0"), "CUDA_VISIBLE_DEVICES=0,1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find(spread), std::string::npos) << r.out;
+  EXPECT_EQ(record("own", 40).cuda_device, -1);
+  // Without CUDA_VISIBLE_DEVICES, NVML's devices count.
+  r = e.run(args("nvml", ""), "env -u CUDA_VISIBLE_DEVICES FAKE_NVML_COUNT=3 GME_NVML_LIBRARY=" +
+                                  abs_bin("libfake_nvml.so"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(spread + "3 CUDA devices (NVML)"), std::string::npos) << r.out;
 }
 
 TEST(RdsweepEndToEnd, EnergyTableFromTheCountersOrSaysWhatIsMissing) {
