@@ -422,6 +422,18 @@ std::string energy_section(const ReportInput& in) {
          "QPs; the last column is the anchor's energy divided by the run's (Table 3's \"times better\"). The "
          "counters cover the whole GPU and CPU package, other processes on them included; the anchor's GPU "
          "energy is the idle draw of the GPU during its CPU-only encodes.\n\n";
+  // Counters read while other encodes ran hold their draw too: a sum over such points counts the shared energy
+  // once per encode that shared it.
+  int shared = 0;
+  for (const auto& res : in.results)
+    if (res.record.timing == "parallel" && res.record.jobs > 1 &&
+        (!std::isnan(res.point.energy_gpu_j) || !std::isnan(res.point.energy_cpu_j)))
+      shared++;
+  if (any_table && shared > 0)
+    r += "> **Energy:** " + count(static_cast<size_t>(shared), "point") +
+         " had their counters read while other encodes ran at once (-j > 1): each reading holds the draw of every "
+         "encode on the same GPU and CPU package, so these energies overstate a lone encode's, by up to the number "
+         "of encodes that ran together. For energies to publish, run with `--timing serial`.\n\n";
   for (const auto& [src, whats] : measured) {
     r += "Measured, " + src + ":";
     for (const auto& w : whats) r += " " + md(w) + ";";

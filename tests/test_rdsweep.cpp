@@ -780,6 +780,18 @@ TEST(RdsweepReport, Table3FromMeasuredCountersOnly) {
   EXPECT_NE(md.find("Not available, CPU package (RAPL): RAPL not available (no package domain);"), std::string::npos)
       << md;
   EXPECT_EQ(md.find("### short (30 frames"), std::string::npos) << md;  // no energy block without counters
+  EXPECT_EQ(md.find("> **Energy:**"), std::string::npos) << md;  // the fixture's points ran one at a time
+  // Counters read while other encodes ran: the table stays, with a warning naming how many points.
+  int parallel = 0;
+  for (auto& r : in.results) {
+    r.record.timing = "parallel";
+    r.record.jobs = 4;
+    parallel += !std::isnan(r.point.energy_gpu_j) || !std::isnan(r.point.energy_cpu_j);
+  }
+  const std::string shared = format_report(in);
+  EXPECT_NE(shared.find("> **Energy:** " + std::to_string(parallel) + " points had their counters read while other "
+                        "encodes ran at once (-j > 1)"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("| gpu | 10.00 | 40.000 | 400.00 | 16000.00 | 8.00× |"), std::string::npos);
 }
 
 // ---- SVG ----
