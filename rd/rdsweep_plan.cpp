@@ -57,11 +57,7 @@ bool runs_gpu_search(const std::vector<std::string>& argv, const std::string& cf
 // Whether the settings pick the CUDA device themselves: any -p GPUDevice, or a GPUDevice in the cfg other than 0 (the
 // default, which the shipped cfg files list with every other key, so it says nothing about this host's cards).
 bool chooses_gpu_device(const std::vector<std::string>& argv, const std::string& cfg_text) {
-  for (size_t i = 0; i + 1 < argv.size(); i++) {
-    if (argv[i] != "-p") continue;
-    const size_t eq = argv[i + 1].find('=');
-    if (eq != std::string::npos && trim_space(argv[i + 1].substr(0, eq)) == "GPUDevice") return true;
-  }
+  if (!setting_value(argv, "", "GPUDevice").empty()) return true;
   double v = 0;
   return field_to_double(setting_value({}, cfg_text, "GPUDevice"), &v) && v != 0;
 }
