@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/frame.h"
@@ -591,6 +592,13 @@ TEST(GpuMeKernelOps, ScreenMaskPassesThePositionsUnderTheBound) {
 
 // coset_bound: the K-th smallest of the partition's 2 kCosetClasses coset minima (each the smallest of its 3 lanes'),
 // or no bound (~0) where that is kHalfCap or more.
+// Calls f(std::integral_constant<int, K>{}) for each K of the list, in order: a kernel op's check instantiated for
+// several list lengths.
+template <int... Ks, class F>
+void for_each_k(F f) {
+  (f(std::integral_constant<int, Ks>{}), ...);
+}
+
 template <int K>
 void expect_coset_bound(std::mt19937& rng) {
   std::vector<uint32_t> s_coset(static_cast<size_t>(kCosetClasses) * kThreads);
@@ -614,11 +622,7 @@ void expect_coset_bound(std::mt19937& rng) {
 
 TEST(GpuMeKernelOps, CosetBoundIsTheKthSmallestMinimum) {
   std::mt19937 rng(31);
-  expect_coset_bound<1>(rng);
-  expect_coset_bound<2>(rng);
-  expect_coset_bound<7>(rng);
-  expect_coset_bound<8>(rng);
-  expect_coset_bound<16>(rng);
+  for_each_k<1, 2, 7, 8, 16>([&rng](auto k) { expect_coset_bound<decltype(k)::value>(rng); });
 }
 
 // list_bound with the keys publish_bound leaves: never below the K-th smallest key >> 33 of the partition's 3 lists
@@ -653,13 +657,7 @@ void expect_split_bound(std::mt19937& rng) {
 
 TEST(GpuMeKernelOps, SplitBoundNeverCutsThePartitionsTopK) {
   std::mt19937 rng(37);
-  expect_split_bound<1>(rng);
-  expect_split_bound<2>(rng);
-  expect_split_bound<3>(rng);
-  expect_split_bound<4>(rng);
-  expect_split_bound<5>(rng);
-  expect_split_bound<8>(rng);
-  expect_split_bound<16>(rng);
+  for_each_k<1, 2, 3, 4, 5, 8, 16>([&rng](auto k) { expect_split_bound<decltype(k)::value>(rng); });
 }
 
 TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
