@@ -345,8 +345,7 @@ TEST(ConformanceIpcm, ChosenOnNoise) {
 //  2. Vectors: the StatsFile's per-macroblock vectors (key "mb_mv" on P-picture lines, quarter pel, [x, y] per
 //     macroblock in raster order, null for intra) must equal (28, -12) for at least 90% of the macroblocks whose
 //     source block lies inside the picture after the shift, with the CPU and the GPU integer search; and for a
-//     sub-pel shift (+2.25, -1.5) the most frequent vector must be (9, -6). Skipped (not passed) while lencod writes
-//     no such key (it needs lencod to pass Encoder::last_mb_info() to Report::add_picture).
+//     sub-pel shift (+2.25, -1.5) the most frequent vector must be (9, -6). A P line without the key fails.
 
 struct MV2 {
   int x = 0, y = 0;
@@ -418,7 +417,7 @@ INSTANTIATE_TEST_SUITE_P(ConformanceGlobalShift, ConformanceGlobalShiftRate, ::t
                          [](const ::testing::TestParamInfo<int>& i) { return std::string(i.param ? "gpu" : "cpu"); });
 
 // Inner-macroblock vectors of every P picture in a StatsFile (blocks whose source, displaced by (dx, dy) pel, lies
-// inside the picture); empty when the StatsFile has no "mb_mv" key.
+// inside the picture); a P line without a well-formed "mb_mv" key is a failure.
 std::vector<std::vector<std::pair<bool, MV2>>> inner_p_vectors(const std::string& stats, int w, int h, double dx,
                                                                 double dy) {
   std::vector<std::vector<std::pair<bool, MV2>>> pictures;
@@ -428,7 +427,10 @@ std::vector<std::vector<std::pair<bool, MV2>>> inner_p_vectors(const std::string
   while (std::getline(lines, line)) {
     std::vector<std::pair<bool, MV2>> mvs;
     if (line.find("\"type\":\"P\"") == std::string::npos) continue;  // I pictures: every entry null
-    if (!parse_mb_mv(line, &mvs)) continue;
+    if (!parse_mb_mv(line, &mvs)) {
+      ADD_FAILURE() << "P picture without a well-formed mb_mv: " << line.substr(0, 200);
+      continue;
+    }
     EXPECT_EQ(static_cast<int>(mvs.size()), mbw * mbh) << "mb_mv entries: " << line.substr(0, 200);
     std::vector<std::pair<bool, MV2>> inner;
     for (int idx = 0; idx < static_cast<int>(mvs.size()) && idx < mbw * mbh; ++idx) {
@@ -452,8 +454,7 @@ TEST_P(ConformanceGlobalShiftStats, VectorsAreTheTrueVector) {
                                 {"IntraPeriod=0", "SearchRange=32", "GPUIntegerME=" + std::to_string(GetParam())}, &out,
                                 true));
   const auto pictures = inner_p_vectors(out.stats, kShiftW, kShiftH, 7, -3);
-  if (pictures.empty()) GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
-  EXPECT_EQ(static_cast<int>(pictures.size()), kShiftFrames - 1);
+  ASSERT_EQ(static_cast<int>(pictures.size()), kShiftFrames - 1) << out.lencod_cmd;
   for (const auto& inner : pictures) {
     int right = 0;
     for (const auto& [coded, v] : inner) right += coded && v.x == 28 && v.y == -12;
@@ -474,7 +475,7 @@ TEST(ConformanceGlobalShift, StatsSubpelVectorIsTheMostFrequent) {
   EncodeOutput out;
   ASSERT_TRUE(encode_and_verify(clip, kShiftFrames, {"IntraPeriod=0"}, &out, true));
   const auto pictures = inner_p_vectors(out.stats, kShiftW, kShiftH, 2.25, -1.5);
-  if (pictures.empty()) GTEST_SKIP() << "the StatsFile has no \"mb_mv\" key yet, so the vectors could not be checked";
+  ASSERT_FALSE(pictures.empty()) << "no P picture in the StatsFile\n  " << out.lencod_cmd;
   std::map<std::pair<int, int>, int> histogram;
   for (const auto& inner : pictures)
     for (const auto& [coded, v] : inner)
