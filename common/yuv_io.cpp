@@ -45,6 +45,8 @@ void unpack(const uint8_t* src, Frame& f) {
   pad_to_coded_size(f);
 }
 
+std::string thousands(int64_t v);
+
 // ---- Byte sources: a file (seekable or not) or a gzip stream, read front to back.
 
 class ByteSource {
@@ -163,7 +165,15 @@ class GzipSource : public ByteSource {
       const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - have, 1u << 30));
       const int got = gzread(gz_, out + have, chunk);
       if (got < 0) gz_fail();
-      if (got == 0) break;
+      if (got == 0) {
+        // zlib ends a gzip stream that stops early like a whole one, and says so only in its error state.
+        int code = Z_OK;
+        gzerror(gz_, &code);
+        if (code == Z_BUF_ERROR)
+          fail("gzip input file '" + path_ + "' is cut short: it ends after " + thousands(pos_ + static_cast<int64_t>(have)) +
+               " bytes uncompressed, inside its compressed data");
+        break;
+      }
       have += static_cast<size_t>(got);
     }
     pos_ += static_cast<int64_t>(have);
@@ -217,10 +227,10 @@ std::string thousands(int64_t v) {
 
 // The message for a raw input whose size is not a whole number of frames: the nearest sizes that would be, and
 // common picture sizes that would fit the file exactly (a wrong SourceWidth/SourceHeight is the usual cause).
-std::string raw_size_message(const std::string& path, int64_t size, int64_t header, int w, int h) {
+std::string raw_size_message(const std::string& path, int64_t size, int64_t header, int w, int h, bool gzip) {
   const int64_t fb = frame_bytes(w, h), data = size - header;
   const int64_t below = data / fb, above = below + 1;
-  std::string m = "input '" + path + "' (" + thousands(size) + " bytes";
+  std::string m = "input '" + path + "' (" + thousands(size) + (gzip ? " bytes uncompressed" : " bytes");
   if (header) m += ", InputHeaderLength = " + std::to_string(header);
   m += ") is not a whole number of " + std::to_string(w) + "x" + std::to_string(h) + " frames (" + thousands(fb) +
        " bytes each): " + std::to_string(below) + " frames would be " + thousands(header + below * fb) +
@@ -245,7 +255,9 @@ std::string raw_size_message(const std::string& path, int64_t size, int64_t head
 
 class RawReader : public FrameReader {
  public:
-  RawReader(const std::string& path, std::unique_ptr<ByteSource> src, InputFormat format, int w, int h, int header)
+  // size: the input's length in bytes (uncompressed, for gzip) when known before reading it, else -1.
+  RawReader(const std::string& path, std::unique_ptr<ByteSource> src, InputFormat format, int w, int h, int header,
+            int64_t size)
       : src_(std::move(src)), header_(header) {
     path_ = path;
     format_ = format;
@@ -253,12 +265,12 @@ class RawReader : public FrameReader {
     width_ = w;
     height_ = h;
     fb_ = frame_bytes(w, h);
-    if (src_->size() >= 0) {
-      const int64_t size = src_->size();
+    if (size >= 0) {
+      const bool gzip = format == InputFormat::Gzip;
       if (size < header_)
-        fail("input '" + path + "' (" + std::to_string(size) + " bytes) is shorter than InputHeaderLength = " +
-             std::to_string(header_));
-      if ((size - header_) % fb_ != 0) fail(raw_size_message(path, size, header_, w, h));
+        fail("input '" + path + "' (" + thousands(size) + (gzip ? " bytes uncompressed" : " bytes") +
+             ") is shorter than InputHeaderLength = " + thousands(header_));
+      if ((size - header_) % fb_ != 0) fail(raw_size_message(path, size, header_, w, h, gzip));
       frames_ = (size - header_) / fb_;
     }
   }
@@ -468,6 +480,36 @@ std::unique_ptr<FileSource> open_file_source(const std::string& path) {
   return std::make_unique<FileSource>(path, f);
 }
 
+// The uncompressed length of gzip file `path`, for the frame-size check at open (a .gz input is read front to
+// back, and an encode of its first frames would otherwise never learn that they were cut at a wrong size). The
+// last member's trailer holds its length mod 2^32: when that is a whole number of frames after the header, which a
+// wrong frame size almost never gives, the file is taken as consistent (-1: length not known, as for a pipe).
+// Otherwise the file is decompressed once and counted, since a file of several members or past 4 GiB has a trailer
+// that says nothing about the whole: that count is exact. A file that is not gzip (zlib reads it as it is) has its
+// own size.
+int64_t gzip_input_size(const std::string& path, int64_t header, int64_t fb) {
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return -1;  // gzopen reports it
+  struct stat st;
+  if (fstat(fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  unsigned char head[2] = {0, 0};
+  if (std::fread(head, 1, 2, f.get()) != 2 || head[0] != 0x1f || head[1] != 0x8b) return st.st_size;
+  if (st.st_size >= 18 && fseeko(f.get(), static_cast<off_t>(st.st_size - 4), SEEK_SET) == 0) {
+    unsigned char t[4];
+    if (std::fread(t, 1, 4, f.get()) == 4) {
+      const int64_t isize = t[0] | t[1] << 8 | t[2] << 16 | static_cast<int64_t>(t[3]) << 24;
+      if (isize >= header && (isize - header) % fb == 0) return -1;
+    }
+  }
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (!gz) return -1;
+  GzipSource counter(path, gz);
+  std::vector<uint8_t> chunk(1 << 20);
+  while (counter.read(chunk.data(), chunk.size()) == chunk.size()) {
+  }
+  return counter.position();
+}
+
 }  // namespace
 
 bool is_stdin_name(const std::string& path) { return path == "-"; }
@@ -481,14 +523,20 @@ std::unique_ptr<FrameReader> open_frame_reader(const std::string& path, int widt
       fail("cannot open input file '" + path + "' (InputFile): " + system_error(errno));
     gzFile gz = gzopen(path.c_str(), "rb");
     if (!gz) fail("cannot open input file '" + path + "' (InputFile): " + system_error(errno));
-    return std::make_unique<RawReader>(path, std::make_unique<GzipSource>(path, gz), InputFormat::Gzip, width,
-                                       height, header_length);
+    auto src = std::make_unique<GzipSource>(path, gz);  // owns gz from here on, whatever the size check throws
+    const int64_t size =
+        width >= 2 && height >= 2 && width % 2 == 0 && height % 2 == 0 && width <= kMaxPictureSide &&
+                height <= kMaxPictureSide && header_length >= 0
+            ? gzip_input_size(path, header_length, frame_bytes(width, height))
+            : -1;
+    return std::make_unique<RawReader>(path, std::move(src), InputFormat::Gzip, width, height, header_length, size);
   }
   std::unique_ptr<FileSource> src = open_file_source(path);
   if (src->peek(10) == "YUV4MPEG2 ") return std::make_unique<Y4mReader>(path, std::move(src));
   if (ends_with(path, ".y4m"))
     fail("input '" + path + "' is not a YUV4MPEG2 file: expected a 'YUV4MPEG2 ' header line");
-  return std::make_unique<RawReader>(path, std::move(src), InputFormat::Raw, width, height, header_length);
+  const int64_t size = src->size();
+  return std::make_unique<RawReader>(path, std::move(src), InputFormat::Raw, width, height, header_length, size);
 }
 
 void alloc_frame_for(Frame& f, int visible_w, int visible_h) {
