@@ -1,5 +1,7 @@
 #include "encoder/params_check.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <sstream>
@@ -11,6 +13,37 @@ namespace {
 
 // FrameSkip's upper end: a POC step of 2 (FrameSkip + 1) must stay an int.
 constexpr int kMaxFrameSkip = 1000000000;
+
+// H.264 Table A-1: what a level allows (macroblocks per second, per frame, in the decoded picture buffer).
+struct LevelLimits {
+  int level_idc;  // as LevelIDC (9: level 1b)
+  const char* name;
+  int64_t max_mbps;
+  int max_fs;
+  int max_dpb_mbs;
+};
+constexpr LevelLimits kLevels[] = {
+    {9, "1b", 1485, 99, 396},          {10, "1", 1485, 99, 396},          {11, "1.1", 3000, 396, 900},
+    {12, "1.2", 6000, 396, 2376},      {13, "1.3", 11880, 396, 2376},     {20, "2", 11880, 396, 2376},
+    {21, "2.1", 19800, 792, 4752},     {22, "2.2", 20250, 1620, 8100},    {30, "3", 40500, 1620, 8100},
+    {31, "3.1", 108000, 3600, 18000},  {32, "3.2", 216000, 5120, 20480},  {40, "4", 245760, 8192, 32768},
+    {41, "4.1", 245760, 8192, 32768},  {42, "4.2", 522240, 8704, 34816},  {50, "5", 589824, 22080, 110400},
+    {51, "5.1", 983040, 36864, 184320}, {52, "5.2", 2073600, 36864, 184320}};
+
+const LevelLimits* level_limits(int level_idc) {
+  for (const LevelLimits& l : kLevels)
+    if (l.level_idc == level_idc) return &l;
+  return nullptr;
+}
+
+// The lowest level whose picture buffer holds `refs` frames of `frame_mbs` macroblocks (nullptr: none).
+const LevelLimits* lowest_level_for_refs(int frame_mbs, int refs) {
+  for (const LevelLimits& l : kLevels)
+    if (l.level_idc != 9 && l.max_dpb_mbs / frame_mbs >= refs) return &l;
+  return nullptr;
+}
+
+int frame_mbs(const EncoderParams& p) { return ((p.source_width + 15) / 16) * ((p.source_height + 15) / 16); }
 
 std::string num(double v) {
   std::ostringstream s;
@@ -152,11 +185,48 @@ std::vector<ParamProblem> check_params(const EncoderParams& p, ParamStage stage)
       (int64_t{1} << (p.log2_max_poc_lsb_minus4 + 3)) < int64_t{p.frame_skip} * 4)
     c.add("Log2MaxPOCLsbMinus4", std::to_string(p.log2_max_poc_lsb_minus4),
           "too small for FrameSkip = " + std::to_string(p.frame_skip) + " (JM 19.0 rule): increase it");
+  // H.264 A.3.1: max_num_ref_frames <= MaxDpbFrames = Min(MaxDpbMbs / frame size in macroblocks, 16). A stream
+  // past it is one its own level says a decoder need not hold.
+  const LevelLimits* level = level_limits(p.level_idc);
+  const bool size_ok = p.source_width >= 2 && p.source_width <= kMaxPictureSide && p.source_height >= 2 &&
+                       p.source_height <= kMaxPictureSide;
+  if (level && refs_ok && size_ok) {
+    const int mbs = frame_mbs(p);
+    const int dpb_frames = std::min(level->max_dpb_mbs / mbs, 16);
+    if (p.num_ref_frames > dpb_frames) {
+      const LevelLimits* enough = lowest_level_for_refs(mbs, p.num_ref_frames);
+      std::string fix = enough ? "set LevelIDC >= " + std::to_string(enough->level_idc) + " or lower NumberReferenceFrames"
+                               : "lower NumberReferenceFrames";
+      c.add("NumberReferenceFrames", std::to_string(p.num_ref_frames),
+            "level " + std::string(level->name) + " (LevelIDC = " + std::to_string(p.level_idc) + ") holds " +
+                std::to_string(dpb_frames) + " reference frame" + (dpb_frames == 1 ? "" : "s") + " of " +
+                std::to_string(p.source_width) + "x" + std::to_string(p.source_height) +
+                " (MaxDpbMbs " + std::to_string(level->max_dpb_mbs) + ", H.264 Table A-1): " + fix);
+    }
+  }
   if (fnum_ok && refs_ok && p.log2_max_frame_num_minus4 == 0 && p.num_ref_frames == 16)
     c.add("Log2MaxFNumMinus4", "0",
           "with NumberReferenceFrames = 16 it may lead to an invalid frame_num (JM 19.0 rule): set "
           "Log2MaxFNumMinus4 >= 1");
   return problems;
+}
+
+std::vector<std::string> level_warnings(const EncoderParams& p) {
+  std::vector<std::string> out;
+  const LevelLimits* level = level_limits(p.level_idc);
+  if (!level || p.source_width < 2 || p.source_height < 2) return out;
+  const int mbs = frame_mbs(p);
+  const std::string where = "LevelIDC = " + std::to_string(p.level_idc) + " (level " + level->name + ")";
+  const std::string size = std::to_string(p.source_width) + "x" + std::to_string(p.source_height);
+  if (mbs > level->max_fs)
+    out.push_back(where + " allows pictures of at most " + std::to_string(level->max_fs) + " macroblocks; " + size +
+                  " has " + std::to_string(mbs) + ": the stream claims a level it exceeds (H.264 Table A-1)");
+  const double mbps = mbs * p.frame_rate;
+  if (mbps > static_cast<double>(level->max_mbps))
+    out.push_back(where + " allows " + std::to_string(level->max_mbps) + " macroblocks/s; " + size + " at FrameRate " +
+                  num(p.frame_rate) + " needs " + std::to_string(static_cast<int64_t>(std::ceil(mbps))) +
+                  ": the stream claims a level it exceeds (H.264 Table A-1)");
+  return out;
 }
 
 }  // namespace gme

@@ -25,4 +25,9 @@ enum class ParamStage {
 // Every problem, in the order of params.h (ranges), then the rules between fields. Empty: the encoder accepts p.
 std::vector<ParamProblem> check_params(const EncoderParams& p, ParamStage stage = ParamStage::kEncoding);
 
+// What the parameters give that the configured level does not allow but a decoder will still decode (picture size
+// and macroblock rate against H.264 Table A-1), one line each: lencod prints them as warnings. (A reference count
+// past the level's picture buffer is a problem of check_params.)
+std::vector<std::string> level_warnings(const EncoderParams& p);
+
 }  // namespace gme
