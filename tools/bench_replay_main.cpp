@@ -4,7 +4,7 @@
 // does in a GPU run - re-ranking, sub-pel refinement, mode decision, coding, deblocking - without the twin's search,
 // which the GPU takes off the CPU. Same stream at every thread count (checked), and the same as the first encode.
 //
-// Usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]
+// Usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...] | --version
 //   (raw 4:2:0 input; default threads 1 2; the configuration is lencod's with cfg/encoder_baseline.cfg, run from
 //   the repository root, and GPUIntegerME = 1, IntraPeriod 12, then the -p settings: any lencod key, read by
 //   lencod's own parser, so the replay codes what `lencod -d cfg/encoder_baseline.cfg` codes). Prints per thread
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/version.h"
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
 #include "gpu/gpu_me.h"
@@ -96,6 +97,10 @@ double busy(int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--version") {
+    std::printf("bench_replay %s\n", gme::version_string().c_str());
+    return 0;
+  }
   if (argc < 5) {
     std::fprintf(stderr, "usage: bench_replay CLIP.yuv WIDTH HEIGHT FRAMES [THREADS...] [-p Key=Value ...]\n");
     return 2;
