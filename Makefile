@@ -171,10 +171,10 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 60
 # The tests of threaded code (the GPU start-up thread, encode-ahead, the encoder's loops through the golden streams,
-# pipes); TSAN_FILTER='*' runs the whole suite (about 20 minutes on 2 cores). The signal tests stay out:
+# pipes); TSAN_FILTER='*' runs the whole suite, which takes far longer. The signal tests stay out:
 # ThreadSanitizer defers asynchronous signal handlers, which is not what they check.
 # SANITIZE_FILTER: a gtest filter for make sanitize's suite (empty: the whole suite). SAN_CXX: its compiler (g++ or
-# clang++; clang compiles the instrumented build in about half of gcc's time).
+# clang++; clang compiles the instrumented build faster than gcc).
 SANITIZE_FILTER ?=
 SAN_CXX ?= $(CXX)
 TSAN_FILTER ?= EncodeAhead*:EncoderQueue*:RecyclingPool*:GpuMe*:*gpu*:Streams/Golden*:CliRobust*:YuvIo.Pipe*

@@ -1,13 +1,13 @@
 // A cheap monotonic clock for the per-stage time split (integer ME, sub-pel, mode decision, coding), which is read
 // several times per partition query: ~150k reads per 640x480 P picture. steady_clock goes through the kernel's
-// clock source; where that is not the TSC (seen on the GPU host: stage times twice the development VM's), each
-// read costs far more than the work it times. On x86 this reads the TSC directly (invariant on every CPU the
-// encoder targets) and converts with a rate measured once against steady_clock; elsewhere it is steady_clock.
+// clock source; where that is not the TSC (some hosts' kernels choose another), each read costs far more than the
+// work it times. On x86 this reads the TSC directly (invariant on every CPU the encoder targets) and converts with
+// a rate measured once against steady_clock; elsewhere it is steady_clock.
 // Picture and sequence totals stay on steady_clock; only the split between stages uses this clock.
 //
 // The hot path (a partition search: ~100 ns in the GPU run) reads stage_ticks(), inline: one RDTSC and no call,
-// no static-initialisation guard and no floating point (a perf profile of the GPU run's macroblock loop had the
-// out-of-line seconds read at a fifth of the motion-search time); ticks are converted once per macroblock.
+// no static-initialisation guard and no floating point (an out-of-line read converted to seconds at every query
+// would cost a sizeable share of the motion search); ticks are converted once per macroblock.
 #pragma once
 #include <cstdint>
 

@@ -44,13 +44,13 @@ struct Searcher {
   MvPredCache mvp;  // predictors of every partition query: the neighbouring macroblocks read once
   int begun_ref = -1;  // the reference the source's begin_mb was last called with for this macroblock
   // Stage time of this macroblock's partition searches (common/stage_clock.h). A GPU run's partition search takes
-  // ~100-200 ns and a TSC read ~10-20 ns (in perf, three reads per search were a quarter of the motion-search
-  // samples), so the clock is read at the start and end of the macroblock's motion search (and around the mode
-  // decision work inside it, RDOptimization 1's 8x8 costs: pause/resume), which gives the searches' total time
-  // exactly, and around the refinement of a random 1 in kSampleEvery searches only; the picture splits the total
-  // with the sample's mean refinement time (StageTimes::split_partition_searches). Over a 640x480 picture's ~49k
-  // searches the sample holds ~6k. The bookkeeping between consecutive searches (predictors, state) counts as
-  // integer ME, as it does in JM's ME time.
+  // ~100-200 ns and a TSC read ~10-20 ns (reading it around every search and its refinement would cost a sizeable
+  // share of the motion search itself), so the clock is read at the start and end of the macroblock's motion search
+  // (and around the mode decision work inside it, RDOptimization 1's 8x8 costs: pause/resume), which gives the
+  // searches' total time exactly, and around the refinement of a random 1 in kSampleEvery searches only; the picture
+  // splits the total with the sample's mean refinement time (StageTimes::split_partition_searches). Over a 640x480
+  // picture's ~49k searches the sample holds ~6k. The bookkeeping between consecutive searches (predictors, state)
+  // counts as integer ME, as it does in JM's ME time.
   static constexpr uint32_t kSampleEvery = 8;
   uint64_t search_ticks = 0, sampled_ticks = 0, mark = 0;
   int64_t searches = 0, sampled = 0;

@@ -100,10 +100,10 @@ struct EncodedPicture {
 
 // The encoder as a queue, as x264_encoder_encode is: frames are pushed in coding order (= display order, no B
 // pictures) and coded pictures pulled in the same order, possibly later. The queue is where the encoder hides the
-// GPU start-up (GPUIntegerME = 1): CUDA takes ~0.3 s to start on a background thread, and until it is ready a P
-// picture cannot be coded; meanwhile push() holds the P pictures (up to ~256 MB of frames) and codes the held I
-// pictures ahead of their turn (encoder/picture.h says why that is exact), so the driver's reading and the I
-// pictures fill the wait. Same bytes as coding each picture at its turn.
+// GPU start-up (GPUIntegerME = 1): CUDA's start-up takes a fraction of a second, on a background thread, and until
+// it is ready a P picture cannot be coded; meanwhile push() holds the P pictures (up to ~256 MB of frames) and
+// codes the held I pictures ahead of their turn (encoder/picture.h says why that is exact), so the driver's reading
+// and the I pictures fill the wait. Same bytes as coding each picture at its turn.
 class Encoder {
  public:
   // Throws std::runtime_error with a one-line message if the parameters cannot be honoured. `picture_search` makes

@@ -153,7 +153,7 @@ int predictor_window(const EncoderParams& p);
 void queue_search_after(EncoderState& s, PictureInFlight& f);
 
 // Coding I pictures ahead of their turn while the GPU starts. CUDA's start-up (driver initialisation and context
-// creation, 0.2-0.35 s on the lent H100 hosts) runs in the background from construction, and the first P picture
+// creation, a fraction of a second) runs in the background from construction, and the first P picture
 // waits for it; an I picture needs no motion search, reads no reference and no earlier picture's state beyond
 // frame_num and POC, which are known in advance when no IDR comes in between. So the driver codes the next I
 // pictures during the wait and encode_picture() hands each one out at its turn: same bytes, reconstruction and

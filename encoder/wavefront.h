@@ -24,7 +24,7 @@
 // it stands (RowProgress) and its worker takes other rows, of this picture or the next, until the row above has
 // gone far enough (RowJob::run_or_park). Waits that the rows handed out before it do not satisfy while they run -
 // the mb_skip_run of RDOptimization 1, the per-macroblock gate, SliceMode 2's passes, a GPU answer still landing -
-// block as before.
+// block the worker instead of parking the row.
 #pragma once
 #include <memory>
 #include <vector>

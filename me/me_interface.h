@@ -94,10 +94,10 @@ constexpr int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 
 // quarter-pel offsets around the half-pel winner. Slot order: slots 0-8 the half-pel offsets in the refinement's
 // (JM's spiral) order, 9-16 the quarter-pel ring around the centre, then the rings around the half-pel winners
 // (-2, 0), (2, 0) and (0, -2) (5 new offsets each), up to slot 31: a row's near part, one cache line of 16-bit
-// entries, which alone serves a refinement whose half-pel winner is one of those four (90 % of them on megamind
-// 640x480, 83 % at 352x288: the centre wins 78 % / 59 %), so the macroblock loop prefetches one line per candidate
-// (doc/GPU.md, "Sub-pel tables"). The other 17 offsets, slots 32-48, are the row's far part, kept apart and without
-// padding: the tables' download bounds the GPU's time, and the far parts are what few refinements read.
+// entries, which alone serves a refinement whose half-pel winner is one of those four (most refinements: the
+// centre wins most often), so the macroblock loop prefetches one line per candidate (doc/GPU.md, "Sub-pel
+// tables"). The other 17 offsets, slots 32-48, are the row's far part, kept apart and without padding: the tables'
+// download bounds the GPU's time, and the far parts are what few refinements read.
 constexpr int kSubpelNearSlots = 32;
 constexpr int kSubpelFarSlots = kSubpelOffsets - kSubpelNearSlots;
 struct SubpelSlotMap {

@@ -125,10 +125,10 @@ class RerankSource final : public IntegerCandidateSource {
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
     // The same holds for the sub-pel tables (4 KB per macroblock and rank), read by the refinement right after this
-    // query: the near part of the partition's row (slots 0-31, one cache line: what 83-90 % of refinements read,
-    // me_interface.h) for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). (With
-    // 98-byte rows, 2.5 lines each, four ranks cost ten prefetches per query and stalled on the line-fill buffers;
-    // rank 0 alone left a quarter of the refinements choosing a later rank to a miss, doc/GPU.md.)
+    // query: the near part of the partition's row (slots 0-31, one cache line: what most refinements read,
+    // me_interface.h) for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). One line
+    // per rank keeps the prefetches per query few enough not to stall on the line-fill buffers, and every rank up
+    // to kPrefetchRanks is fetched because refinements that choose a later rank than 0 are common (doc/GPU.md).
     if (ahead_cands_) {
       const char* ahead = reinterpret_cast<const char*>(ahead_cands_ + part * k_max);
       __builtin_prefetch(ahead);

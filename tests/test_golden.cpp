@@ -95,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(StreamsPlainC, GoldenPlainC, ::testing::ValuesIn(load_t
 // Every row again at other thread counts (doc/THREADS.md): the same stream and reconstruction as the table's, hence
 // as the single-thread encode that the test above decodes (an equal stream needs no second decode). 3 and 8 threads
 // leave rows of the small pictures (9 macroblock rows at 176x144) to workers in changing orders; 8 also exceeds
-// the two cores of the development machine, so workers are preempted mid-row.
+// the cores of a small machine, so workers are preempted mid-row.
 struct ThreadedRow {
   GoldenRow row;
   int threads = 1;

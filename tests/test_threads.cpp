@@ -518,7 +518,7 @@ void add_picture(Encoded& out, const PictureResult& result, const std::vector<ui
 }
 
 // Encodes p.frames_to_encode test frames at `threads` threads; in_order: the in-order loop (one macroblock after
-// another, as before threads), the reference.
+// another, without the wavefront), the reference.
 Encoded encode(EncoderParams p, int threads, bool in_order = false) {
   p.threads = threads;
   EncoderState s;

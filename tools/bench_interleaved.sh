@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end time of GPU runs from two builds against the unmodified run, INTERLEAVED encode by encode: on a shared
-# host whose speed drifts by 20-30 % between minutes (the lent GPU machines), only encodes that alternate can be
-# compared. For each round and QP: the unmodified run (NEW build, GPUIntegerME 0), the OLD build's GPU run, the NEW
+# host whose speed drifts from minute to minute, only encodes that alternate can be compared. For each round and QP: the unmodified run (NEW build, GPUIntegerME 0), the OLD build's GPU run, the NEW
 # build's GPU run; OLD and NEW streams must be identical. Prints each encode's stage split, the sums per run
 # (StatsFile summaries) and the seed paper's Eq. 3 time change of each GPU run.
 # Usage: [MORE="tag:LENCOD ..."] tools/bench_interleaved.sh OLD_LENCOD NEW_LENCOD [CLIP] [ROUNDS] [OUTDIR]

@@ -14,7 +14,7 @@
 # Columns: fps = frames / wall time of the whole process at the larger count (start-up, reading, writing included,
 # as a user sees it; the fastest run); steady = (large - small) / (t_large - t_small) of the two runs of one round,
 # taken one after the other, the median over the rounds: the frames/s once running, without the process and CUDA
-# start-up (~0.3 s); a difference of two whole-process times, so one slow run can throw it far off.
+# start-up; a difference of two whole-process times, so one slow run can throw it far off.
 # pic/s = 1000 / the median milliseconds per picture at the larger count, the firmer figure: gme264's from
 # GME_PICTURE_TRACE=1 (tools/picture_timeline.py: start to start, the pictures after the third), x264's from the
 # times its pictures come out of the encoder, after the third (tools/x264_raw_bench.cpp; none from an x264 on the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything the GPU path must show on a machine with an NVIDIA GPU, in one run of about 8 minutes on a 16-core
-# host (the lent H100: CUDA toolkit present, no FFmpeg, no network; the working tree is there, built outputs are not):
+# Everything the GPU path must show on a machine with an NVIDIA GPU, in one run of minutes, on a host that has the
+# CUDA toolkit but may lack FFmpeg and a network (the working tree is there, built outputs need not be):
 #   1. build: the default fat binary (every architecture of CUDA_ARCH), timed; cuobjdump lists its images;
 #   2. the GPU tests on CUDA: GpuMe*, GpuSubpel* and the whole golden table with GME_REQUIRE_GPU=1 (its GPU rows must
 #      run on the GPU; without FFmpeg the rows are held to their hashes alone, GME_GOLDEN_NO_DECODE=1);

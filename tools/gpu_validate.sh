@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything the GPU path must show on a machine with a CUDA GPU, in one run (as used on the lent H100):
+# Everything the GPU path must show on a machine with a CUDA GPU, in one run:
 #   1. the whole GoogleTest suite, GPU tests included (none may be skipped there);
 #   2. compute-sanitizer memcheck/racecheck/synccheck on the GPU tests and memcheck on a GPU encode;
 #   3. make bench-gpu (integer ME per picture, kernel-only time, twin time);
