@@ -57,6 +57,21 @@ bool has_component(const std::vector<gme::RdPoint>& pts, int c) {
   return true;
 }
 
+// The first point of a curve that lacks component c while another point has it ("" when all or none have it): a
+// component given for some points only is a mistake in the inputs, not a component to leave out quietly.
+std::string partly_missing(const std::vector<gme::RdPoint>& pts, int c) {
+  const gme::RdPoint* lacking = nullptr;
+  bool some = false;
+  for (const auto& p : pts) {
+    if (std::isnan(component(p, c))) {
+      if (!lacking) lacking = &p;
+    } else {
+      some = true;
+    }
+  }
+  return some && lacking ? lacking->origin : "";
+}
+
 bool parse_components(const std::string& list, std::vector<int>* out) {
   size_t start = 0;
   while (start <= list.size()) {
@@ -167,8 +182,21 @@ int main(int argc, char** argv) {
     const std::vector<gme::RdPoint> anchor = read_curve(o.anchor), test = read_curve(o.test);
     std::vector<int> comps = o.components;
     if (comps.empty()) {
-      for (int c = 0; c < 4; c++)
-        if (has_component(anchor, c) && has_component(test, c)) comps.push_back(c);
+      for (int c = 0; c < 4; c++) {
+        if (has_component(anchor, c) && has_component(test, c)) {
+          comps.push_back(c);
+          continue;
+        }
+        for (const auto* curve : {&anchor, &test}) {
+          const std::string where = partly_missing(*curve, c);
+          if (where.empty()) continue;
+          std::fprintf(stderr, "bdrate: %s: %s: %s has no %s value while other points of the %s curve have one; "
+                       "component %s left out\n", o.strict ? "error" : "warning", kComponentNames[c], where.c_str(),
+                       kComponentNames[c], curve == &anchor ? "anchor" : "test", kComponentNames[c]);
+          warnings++;
+        }
+      }
+      if (comps.empty()) throw gme::RdInputError("no component (Y, U, V, YUV) is given for every point of both curves");
     } else {
       for (int c : comps) {
         if (!has_component(anchor, c) || !has_component(test, c))

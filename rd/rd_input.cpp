@@ -83,8 +83,21 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// Strict number: the whole (trimmed) field must be a number.
-bool to_number(const std::string& field, double* v) { return field_to_double(field, v); }
+// Strict number: the whole (trimmed) field must be a finite number. strtod also takes "nan" and "inf", which no
+// rate or PSNR can be; taken as numbers they would turn into "missing" later and silently drop a whole component.
+bool to_number(const std::string& field, double* v) { return field_to_double(field, v) && std::isfinite(*v); }
+
+// A point's rate and PSNRs within their domains: a rate is positive, a PSNR is not negative. `where` is the file
+// (and line) that gave the point.
+void check_point_values(const RdPoint& p, const std::string& where) {
+  if (!(p.kbps > 0) || !std::isfinite(p.kbps))
+    throw RdInputError(where + ": rate " + fmt("%g", p.kbps) + " kbit/s, expected a positive number");
+  const struct { const char* name; double v; } psnrs[] = {
+      {"psnr_y", p.psnr_y}, {"psnr_u", p.psnr_u}, {"psnr_v", p.psnr_v}, {"psnr_yuv", p.psnr_yuv}};
+  for (const auto& q : psnrs)
+    if (!std::isnan(q.v) && !(q.v >= 0 && std::isfinite(q.v)))
+      throw RdInputError(where + ": " + q.name + " " + fmt("%g", q.v) + " dB, expected a PSNR of 0 dB or more");
+}
 
 bool matches(const std::map<std::string, std::string>& row, const std::vector<RdFilter>& filters) {
   for (const RdFilter& f : filters) {
@@ -211,6 +224,15 @@ bool parse_stats(const std::string& text, const std::string& name, RdPoint* p, s
       p->psnr_u = s->number_or("psnr_u", kRdMissing);
       p->psnr_v = s->number_or("psnr_v", kRdMissing);
       p->psnr_yuv = s->number_or("psnr_yuv", kRdMissing);
+      // JSON here may carry nan/inf (rd_json accepts them); as a value they are no number, not "absent".
+      for (const char* key : {"kbps", "psnr_y", "psnr_u", "psnr_v", "psnr_yuv"}) {
+        const double x = s->number_or(key, 0);
+        if (!std::isfinite(x)) {
+          *why = name + ":" + std::to_string(i + 1) + ": summary " + key + " is " + fmt("%g", x) +
+                 ", expected a number";
+          return false;
+        }
+      }
       p->time_s = s->number_or("time_s", kRdMissing);
       p->time_me_s = s->number_or("time_me_s", kRdMissing);
       const std::string where = name + ":" + std::to_string(i + 1);
@@ -324,8 +346,10 @@ std::vector<RdPoint> parse_jm_log(const std::string& text, const std::string& na
     auto num = [&](const char* key, bool required) {
       double v = kRdMissing;
       const auto it = row.find(key);
-      if ((it == row.end() || !to_number(it->second, &v)) && required)
-        throw RdInputError(where + ": log.dat column '" + key + "' missing or not a number");
+      const bool given = it != row.end() && !it->second.empty();
+      if (given ? !to_number(it->second, &v) : required)
+        throw RdInputError(where + ": log.dat column '" + key + "' " +
+                           (given ? "is '" + it->second + "', expected a number" : std::string("missing")));
       return v;
     };
     RdPoint p;
@@ -370,13 +394,13 @@ std::vector<RdPoint> parse_console(const std::string& text, const std::string& n
       std::istringstream(after_colon(t)) >> p.time_s;
     } else if (t.rfind("Total ME time for sequence", 0) == 0) {
       std::istringstream(after_colon(t)) >> p.time_me_s;
-    } else if (t.rfind("Y { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
-      p.psnr_y = v;
-    } else if (t.rfind("U { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
-      p.psnr_u = v;
-    } else if (t.rfind("V { PSNR (dB)", 0) == 0 && first_in_braces(t, &v)) {
-      p.psnr_v = v;
-    } else if (t.rfind("Bit rate (kbit/s)", 0) == 0 && to_number(after_colon(t), &v)) {
+    } else if (t.size() > 1 && std::strchr("YUV", t[0]) && t.compare(1, 12, " { PSNR (dB)") == 0) {
+      if (!first_in_braces(t, &v))
+        throw RdInputError(name + ":" + std::to_string(i + 1) + ": " + t[0] + " PSNR is not a number ('" + t + "')");
+      (t[0] == 'Y' ? p.psnr_y : t[0] == 'U' ? p.psnr_u : p.psnr_v) = v;
+    } else if (t.rfind("Bit rate (kbit/s)", 0) == 0) {
+      if (!to_number(after_colon(t), &v))
+        throw RdInputError(name + ":" + std::to_string(i + 1) + ": bit rate is not a number ('" + t + "')");
       p.kbps = v;
       p.origin = name + ":" + std::to_string(i + 1);
       if (std::isnan(p.psnr_y))
@@ -416,6 +440,7 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
     throw RdInputError(path + ": row filters apply to CSV and JM log.dat only, this is a " +
                        std::string(rd_format_name(fmt)));
   const std::vector<RdPoint> pts = parse_rd_text(text, fmt, path, filters);
+  for (const RdPoint& p : pts) check_point_values(p, p.origin.empty() ? path : p.origin);
   if (pts.empty())
     throw RdInputError(path + ": no rate-distortion point" +
                        (filters.empty() ? std::string(" in the file") : std::string(" matches the filter")));

@@ -276,6 +276,46 @@ TEST(RdInput, CsvErrorsNameFileAndLine) {
   EXPECT_THROW(read_rd_points(scratch_dir() + "bd_does_not_exist.csv"), RdInputError);
 }
 
+// The message read_rd_points throws for `spec`, "" when it reads the points.
+std::string spec_error(const std::string& spec) {
+  try {
+    read_rd_points(spec);
+  } catch (const RdInputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// nan and inf parse as doubles; taken as values they used to become "missing" and drop the whole component.
+TEST(RdInput, NonFiniteAndOutOfDomainValuesAreErrors) {
+  const std::string nan = write_temp("nan.csv", "kbps,psnr_y\n100,nan\n200,33\n400,36\n800,39\n");
+  EXPECT_NE(spec_error(nan).find("bd_nan.csv:2: column psnr_y is 'nan', expected a number"), std::string::npos)
+      << spec_error(nan);
+  const std::string inf = write_temp("inf.csv", "kbps,psnr_y,psnr_u\n100,30,inf\n");
+  EXPECT_NE(spec_error(inf).find("bd_inf.csv:2: column psnr_u is 'inf', expected a number"), std::string::npos)
+      << spec_error(inf);
+  const std::string rate = write_temp("rate.csv", "kbps,psnr_y\n100,30\n-5,33\n");
+  EXPECT_NE(spec_error(rate).find("bd_rate.csv:3: rate -5 kbit/s, expected a positive number"), std::string::npos)
+      << spec_error(rate);
+  EXPECT_NE(spec_error(write_temp("zero.csv", "kbps,psnr_y\n0,30\n")).find("bd_zero.csv:2: rate 0 kbit/s"),
+            std::string::npos);
+  const std::string neg = write_temp("neg.csv", "kbps,psnr_y,psnr_v\n100,30,-2\n");
+  EXPECT_NE(spec_error(neg).find("bd_neg.csv:2: psnr_v -2 dB, expected a PSNR of 0 dB or more"), std::string::npos)
+      << spec_error(neg);
+  const std::string js = write_temp("nan.jsonl", "{\"summary\":{\"kbps\":100,\"psnr_y\":30,\"psnr_u\":inf}}\n");
+  EXPECT_NE(spec_error(js).find("bd_nan.jsonl:1: summary psnr_u is inf, expected a number"), std::string::npos)
+      << spec_error(js);
+  const std::string con = write_temp("nan.log", " Y { PSNR (dB), cSNR (dB), MSE }   : {  35.9,  35.9,  16.6 }\n"
+                                                " U { PSNR (dB), cSNR (dB), MSE }   : {  nan,  nan,  0 }\n"
+                                                " Bit rate (kbit/s)  @ 30.00 Hz     : 370.37\n");
+  EXPECT_NE(spec_error(con).find("bd_nan.log:2: U PSNR is not a number"), std::string::npos) << spec_error(con);
+  const std::string log = write_temp("nan_log.dat",
+      "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| SNRU N| #Bitr IPB|\n"
+      "| 19.0/     | 22-No | 10:31 | a.yuv    |   10 | 28 | 28 | 38.500| nan |  1200000|\n");
+  EXPECT_NE(spec_error(log).find("bd_nan_log.dat:2: log.dat column 'snru n' is 'nan', expected a number"),
+            std::string::npos) << spec_error(log);
+}
+
 TEST(RdInput, StatsFileSummaryIsTolerant) {
   const std::string p = write_temp("qp32.jsonl",
                                    "{\"frame\":0,\"type\":\"I\",\"qp\":32,\"bits\":40000,\"psnr_y\":36.1}\n"
@@ -471,7 +511,10 @@ std::string reader_error(const std::string& name, const std::string& text) {
 
 TEST(RdInput, HugeOrInfiniteCountsAreErrors) {
   EXPECT_NE(reader_error("qpinf.csv", "kbps,psnr_y,qp\n100,30,inf\n").find(
-                "qpinf.csv:2: column qp: inf is not a QP, expected an integer in 0..51"),
+                "qpinf.csv:2: column qp is 'inf', expected a number"),
+            std::string::npos);
+  EXPECT_NE(reader_error("qpbig.csv", "kbps,psnr_y,qp\n100,30,52\n").find(
+                "qpbig.csv:2: column qp: 52 is not a QP, expected an integer in 0..51"),
             std::string::npos);
   EXPECT_NE(reader_error("fr.csv", "kbps,psnr_y,frames\n100,30,1e300\n").find(
                 "fr.csv:2: column frames: 1e+300 is not a frame count"),
@@ -493,8 +536,13 @@ TEST(RdInput, HugeOrInfiniteCountsAreErrors) {
   const std::string log =
       "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| #Bitr IPB|\n"
       "| 19.0/     | 22-No | 10:31 | a.yuv    |   10 | 28 | inf | 38.500|  1200000|\n";
-  EXPECT_NE(reader_error("log.dat", log).find("log.dat:2: QPP inf is not a QP"), std::string::npos)
-      << reader_error("log.dat", log);
+  EXPECT_NE(reader_error("log.dat", log).find("log.dat:2: log.dat column 'qpp' is 'inf', expected a number"),
+            std::string::npos) << reader_error("log.dat", log);
+  const std::string log3 =
+      "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| #Bitr IPB|\n"
+      "| 19.0/     | 22-No | 10:31 | a.yuv    |   10 | 28 | 2.5 | 38.500|  1200000|\n";
+  EXPECT_NE(reader_error("log3.dat", log3).find("log3.dat:2: QPP 2.5 is not a QP"), std::string::npos)
+      << reader_error("log3.dat", log3);
   const std::string log2 =
       "|     ver     | Date  | Time  | Sequence | #Img | QPI| QPP| SNRY N| #Bitr IPB|\n"
       "| 19.0/     | 22-No | 10:31 | a.yuv    | 1e300 | 28 | 28 | 38.500|  1200000|\n";
@@ -573,6 +621,34 @@ TEST(BdrateCli, DegenerateFitWarnsAndFailsUnderStrict) {
   const BdrateRun c = run_bdrate("--csv " + a + " " + t);
   EXPECT_NE(c.out.find(",warning\n"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("\"test Y: the cubic fit"), std::string::npos) << c.out;
+}
+
+const char* kAuditTestCsv = "kbps,psnr_y\n110,30.1\n210,33.1\n420,36.0\n830,39.1\n";
+
+TEST(BdrateCli, NanCellIsAnErrorNotAMissingComponent) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const std::string nan = write_temp("cli_nan.csv", "kbps,psnr_y\n100,nan\n200,33\n400,36\n800,39\n");
+  const std::string t = write_temp("cli_t.csv", kAuditTestCsv);
+  for (const char* opt : {"", "--strict ", "--csv "}) {
+    const BdrateRun r = run_bdrate(opt + nan + " " + t);
+    EXPECT_EQ(r.status, 1) << opt << r.out << r.err;
+    EXPECT_NE(r.err.find("bd_cli_nan.csv:2: column psnr_y is 'nan', expected a number"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(BdrateCli, ComponentOfSomePointsOnlyIsNamed) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const std::string a = write_temp("cli_pu_a.csv", "kbps,psnr_y,psnr_u\n100,30,40\n200,33,\n400,36,42\n800,39,43\n");
+  const std::string t = write_temp("cli_pu_t.csv", "kbps,psnr_y,psnr_u\n110,30.1,40\n210,33.1,41\n420,36.0,42\n"
+                                                   "830,39.1,43\n");
+  const BdrateRun r = run_bdrate(a + " " + t);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("bdrate: warning: U: " + a + ":3 has no U value while other points of the anchor curve have "
+                       "one; component U left out"), std::string::npos) << r.err;
+  const BdrateRun s = run_bdrate("--strict " + a + " " + t);
+  EXPECT_EQ(s.status, 1) << s.err;
+  EXPECT_NE(s.err.find("bdrate: error: U: "), std::string::npos) << s.err;
 }
 
 TEST(BdrateCli, GnuLongOptionsVersionAndReasons) {
