@@ -145,8 +145,19 @@ std::vector<RdPoint> parse_csv(const std::string& text, const std::string& name,
   for (const std::string& h : split_csv_line(lines[ln])) header.push_back(lower(trim(h)));
   std::vector<int> role(header.size());
   bool have_rate = false, have_y = false;
+  const std::string hwhere = name + ":" + std::to_string(ln + 1);
   for (size_t i = 0; i < header.size(); i++) {
     role[i] = csv_column_role(header[i]);
+    // A column given twice (or twice through aliases such as psnr and psnr_y) leaves it open which one is meant.
+    for (size_t k = 0; k < i; k++) {
+      if (header[k] == header[i])
+        throw RdInputError(hwhere + ": column " + header[i] + " is given twice (columns " + std::to_string(k + 1) +
+                           " and " + std::to_string(i + 1) + ")");
+      if (role[i] >= 0 && role[k] == role[i])
+        throw RdInputError(hwhere + ": columns " + header[k] + " and " + header[i] +
+                           " both give the same value (columns " + std::to_string(k + 1) + " and " +
+                           std::to_string(i + 1) + "), expected one of them");
+    }
     have_rate |= role[i] == 0;
     have_y |= role[i] == 1;
   }

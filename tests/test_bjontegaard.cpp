@@ -316,6 +316,17 @@ TEST(RdInput, NonFiniteAndOutOfDomainValuesAreErrors) {
             std::string::npos) << spec_error(log);
 }
 
+TEST(RdInput, ColumnGivenTwiceIsAnError) {
+  const std::string same = write_temp("dup.csv", "kbps,psnr_y,psnr_y\n100,30,31\n");
+  EXPECT_NE(spec_error(same).find("bd_dup.csv:1: column psnr_y is given twice (columns 2 and 3)"), std::string::npos)
+      << spec_error(same);
+  const std::string alias = write_temp("alias.csv", "# hand-made\nkbps,psnr,psnr_y\n100,30,31\n");
+  EXPECT_NE(spec_error(alias).find("bd_alias.csv:2: columns psnr and psnr_y both give the same value"),
+            std::string::npos) << spec_error(alias);
+  EXPECT_NE(spec_error(write_temp("dupx.csv", "kbps,psnr_y,run,run\n100,30,a,b\n")).find("column run is given twice"),
+            std::string::npos);
+}
+
 TEST(RdInput, StatsFileSummaryIsTolerant) {
   const std::string p = write_temp("qp32.jsonl",
                                    "{\"frame\":0,\"type\":\"I\",\"qp\":32,\"bits\":40000,\"psnr_y\":36.1}\n"
