@@ -55,6 +55,11 @@ bool read_text(const std::string& path, std::string* text, std::string* why) {
   return true;
 }
 
+// Spreadsheet programs start a UTF-8 file with a byte order mark; it is no part of the first header name.
+void strip_bom(std::string* text) {
+  if (text->compare(0, 3, "\xEF\xBB\xBF") == 0) text->erase(0, 3);
+}
+
 // A count or QP read as a double: finite, whole and within [lo, hi], so the conversion to int is defined.
 bool to_whole(double v, int lo, int hi, int* out) {
   if (!std::isfinite(v) || v != std::floor(v) || v < lo || v > hi) return false;
@@ -432,10 +437,17 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
     if (!read_text(list, &text, &why)) throw RdInputError(list + ": cannot read the list file (" + why + ")");
     const size_t slash = list.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : list.substr(0, slash + 1);
-    for (const std::string& line : lines_of(text)) {
-      const std::string t = trim(line);
+    strip_bom(&text);
+    const std::vector<std::string> lines = lines_of(text);
+    for (size_t i = 0; i < lines.size(); i++) {
+      const std::string t = trim(lines[i]);
       if (t.empty() || t[0] == '#') continue;
-      read_spec(t[0] == '/' || t[0] == '@' ? t : dir + t, depth + 1, out);
+      try {
+        read_spec(t[0] == '/' || t[0] == '@' ? t : dir + t, depth + 1, out);
+      } catch (const RdInputError& e) {
+        // The entry's own message first, then where the list named it, so a bad line of the list can be found.
+        throw RdInputError(std::string(e.what()) + " (listed at " + list + ":" + std::to_string(i + 1) + ")");
+      }
     }
     return;
   }
@@ -443,6 +455,7 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
   const std::string path = split_rd_spec(spec, &filters);
   std::string text, why;
   if (!read_text(path, &text, &why)) throw RdInputError(path + ": cannot read the file (" + why + ")");
+  strip_bom(&text);
   const RdFormat fmt = detect_rd_format(text);
   if (fmt == RdFormat::kUnknown)
     throw RdInputError(path + ": unknown format (expected a CSV with kbps and psnr_y columns, a StatsFile, "
@@ -556,6 +569,7 @@ bool read_stats_summary(const std::string& path, RdPoint* out, std::string* why)
     *why = path + ": cannot read the file (" + reason + ")";
     return false;
   }
+  strip_bom(&text);
   return parse_stats(text, path, out, why);
 }
 

@@ -327,6 +327,22 @@ TEST(RdInput, ColumnGivenTwiceIsAnError) {
             std::string::npos);
 }
 
+TEST(RdInput, ByteOrderMarkIsSkipped) {
+  const auto pts = read_rd_points(write_temp("bom.csv", "\xEF\xBB\xBFkbps,psnr_y\n100,30\n"));
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_DOUBLE_EQ(pts[0].kbps, 100);
+  const std::string l = write_temp("bom.lst", "\xEF\xBB\xBF" + scratch_dir() + "bd_bom.csv\n");
+  EXPECT_EQ(read_rd_points("@" + l).size(), 1u);
+}
+
+TEST(RdInput, BadListEntryNamesTheListAndLine) {
+  write_temp("good.csv", "kbps,psnr_y\n100,30\n");
+  const std::string l = write_temp("bad.lst", "# curve\nbd_good.csv\nbd_absent.csv\n");
+  const std::string e = spec_error("@" + l);
+  EXPECT_NE(e.find("bd_absent.csv: cannot read the file"), std::string::npos) << e;
+  EXPECT_NE(e.find("(listed at " + l + ":3)"), std::string::npos) << e;
+}
+
 TEST(RdInput, StatsFileSummaryIsTolerant) {
   const std::string p = write_temp("qp32.jsonl",
                                    "{\"frame\":0,\"type\":\"I\",\"qp\":32,\"bits\":40000,\"psnr_y\":36.1}\n"
