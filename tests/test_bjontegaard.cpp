@@ -467,7 +467,7 @@ TEST(RdInput, ListFileCollectsStatsFiles) {
   EXPECT_TRUE(std::isnan(pts[3].psnr_yuv));  // no chroma, so no combined PSNR
 }
 
-// ---- Doubtful results: warnings, never a silent number (issue 15 defect 2) ----
+// ---- Doubtful results: warnings, never a silent number: a degenerate fit gives a plausible-looking delta ----
 
 // Strictly monotonic, but two test points only 0.004 dB apart: the cubic through them swings far outside the data.
 const BdCurve kFlatAnchor{"anchor Y", {180.0, 240.0, 330.0, 470.0}, {38.20, 40.30, 42.10, 44.00}};
@@ -525,7 +525,7 @@ TEST(BjontegaardWarnings, DecreasingPartOfAFitIsLocated) {
   EXPECT_FALSE(polyfit3_decreases({-2, -1, 1, 2}, {-8, -1, 1, 8}, -2, 2, &from, &to));
 }
 
-// ---- Readers: numbers that do not fit an int are errors, not undefined behaviour (issue 16 defect 6) ----
+// ---- Readers: numbers that do not fit an int are errors; converting them to int would be undefined ----
 
 std::string reader_error(const std::string& name, const std::string& text) {
   try {
