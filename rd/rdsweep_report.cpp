@@ -80,9 +80,15 @@ Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<Sw
   Table2 t;
   t.anchor_run = anchor;
   t.test_run = test;
-  std::string qlist = "(";
-  for (size_t i = 0; i < qps.size(); i++) qlist += (i ? "," : "") + std::to_string(qps[i]);
-  qlist += ")";
+  auto list_of = [](const std::vector<int>& v) {
+    std::string l;
+    for (size_t i = 0; i < v.size(); i++) l += (i ? "," : "") + std::to_string(v[i]);
+    return l.empty() ? std::string("none") : l;
+  };
+  std::vector<int> sweep_qps = qps;
+  std::sort(sweep_qps.begin(), sweep_qps.end());
+  const std::string qlist = "(" + list_of(qps) + ")";
+  bool avg_partial = false;
   double sum_time = 0, sum_psnr = 0, sum_rate = 0, sum_me = 0, sum_py = 0, sum_ry = 0;
   int n_time = 0, n_me = 0, n_y = 0, frames_total = 0;
   bool avg_mixed = false, avg_doubtful = false;
@@ -111,6 +117,18 @@ Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<Sw
     if (common > 0) {
       e.dtime_percent = eq3(tb, ta);
       e.dme_time_percent = eq3(mb, ma);
+    }
+    // The row names the QPs its numbers come from: a run that lost a point gives a time ratio over fewer QPs and
+    // a Bjontegaard delta over fewer points than the sweep's, which the sweep's QP list would hide.
+    std::vector<int> qa, qb, qc;
+    for (const auto* p : a) qa.push_back(p->qp);
+    for (const auto* p : b) qb.push_back(p->qp);
+    for (int q : qa)
+      if (std::find(qb.begin(), qb.end(), q) != qb.end()) qc.push_back(q);
+    if (qa != sweep_qps || qb != sweep_qps) {
+      e.qps = "(" + list_of(qc) + ") ‡";
+      e.partial = "Time (%) over QPs " + list_of(qc) + " only; ΔPSNR/ΔBitrate from " + anchor + " QPs " +
+                  list_of(qa) + " and " + test + " QPs " + list_of(qb) + " (sweep QPs " + list_of(qps) + ")";
     }
     for (const auto* pa : a)
       for (const auto* pb : b)
@@ -147,6 +165,7 @@ Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<Sw
     }
     if (e.ok) {
       t.averaged++;
+      avg_partial |= !e.partial.empty();
       frames_total += e.frames;
       sum_psnr += e.dpsnr_db;
       sum_rate += e.dbitrate_percent;
@@ -159,7 +178,8 @@ Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<Sw
   }
   Table2Entry& avg = t.average;
   avg.sequence = "Average";
-  avg.qps = qlist;
+  avg.qps = qlist + (avg_partial ? " ‡" : "");
+  if (avg_partial) avg.partial = "the average includes rows computed from fewer QPs than the sweep's";
   avg.frames = frames_total;
   std::set<std::string> formats;
   for (const auto& e : t.rows)
@@ -461,13 +481,14 @@ std::string format_report(const ReportInput& in) {
     r += "## " + run.name + " vs " + o.anchor + " (Table 2 form)\n\n";
     r += "| Sequence | Format | Frames | QPs | Time (%) | ΔPSNR (dB) | ΔBitrate (%) |\n";
     r += "|---|---|---:|---|---:|---:|---:|\n";
-    bool any_mixed = false, any_doubt = false;
+    bool any_mixed = false, any_doubt = false, any_partial = false;
     auto row = [&](const Table2Entry& e, bool bold) {
       const std::string b = bold ? "**" : "";
       const std::string mixed = e.dtime_mixed && !std::isnan(e.dtime_percent) ? " †" : "";
       const std::string doubt = e.warnings.empty() ? "" : " ‼";
       any_mixed |= !mixed.empty();
       any_doubt |= !doubt.empty();
+      any_partial |= !e.partial.empty();
       r += "| " + b + md(e.sequence) + b + " | " + e.format + " | " + std::to_string(e.frames) + " | " + e.qps + " | " +
            num(e.dtime_percent, "%.2f") + mixed + " | " + num(e.dpsnr_db, "%.3f") + doubt + " | " +
            num(e.dbitrate_percent, "%.2f") + doubt + " |\n";
@@ -484,6 +505,13 @@ std::string format_report(const ReportInput& in) {
       r += "† The " + o.anchor + " and " + run.name + " points of at least one QP were timed in different "
            "invocations or on different hosts (see Provenance): the time ratio compares measurements made under "
            "different conditions.\n\n";
+    if (any_partial) {
+      r += "‡ Computed from fewer points than the sweep's QPs:\n\n";
+      for (const auto& e : t.rows)
+        if (!e.partial.empty()) r += "- " + md(e.sequence) + ": " + md(e.partial) + "\n";
+      if (!t.average.partial.empty() && t.average.ok) r += "- Average: " + md(t.average.partial) + "\n";
+      r += "\n";
+    }
     if (any_doubt) {
       r += "‼ Doubtful Bjontegaard deltas (do not publish them as they are):\n\n";
       for (const auto& e : t.rows)

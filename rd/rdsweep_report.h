@@ -32,7 +32,8 @@ struct SweepResult {
 struct Table2Entry {
   std::string sequence, format;
   int frames = 0;
-  std::string qps;                 // "(28,32,36,40)"
+  std::string qps;                 // "(28,32,36,40)": the QPs Time (%) was summed over; " ‡" when fewer than the sweep's
+  std::string partial;             // when a run lacks some of the sweep's QPs: which QPs each number used
   bool ok = false;
   std::string error;               // why the deltas are missing (too few points, non-monotonic curve, ...)
   std::vector<std::string> warnings;  // doubts about the combined-PSNR deltas (bjontegaard's warnings)

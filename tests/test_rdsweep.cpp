@@ -631,6 +631,41 @@ TEST(RdsweepReport, Table2FollowsEq3AndBjontegaard) {
   EXPECT_NEAR(t.average.dbitrate_percent, (5.0 + t.rows[1].dbitrate_percent) / 2, 1e-12);
 }
 
+// A run that lost a point: its row must not claim the sweep's QPs for numbers computed from fewer.
+TEST(RdsweepReport, RowsFromFewerQpsNameTheirQps) {
+  const std::vector<SweepSequence> seqs = {parse_sequence_item("vga=a.yuv:640x480:220"),
+                                           parse_sequence_item("cif=b.yuv:352x288:260")};
+  const std::vector<int> qps = {28, 32, 36, 40, 44};
+  std::vector<SweepResult> results;
+  for (int i = 0; i < 5; i++) {
+    const double rate = 2000.0 / (1 << i), y = 40 - 3 * i;
+    for (const auto& s : seqs) {
+      results.push_back(result(s, "unmodified", qps[i], rate, y, 100));
+      if (s.name == "cif" || qps[i] != 44) results.push_back(result(s, "gpu", qps[i], rate * 1.05, y, 10));
+    }
+  }
+  const Table2 t = make_table2(results, seqs, qps, "unmodified", "gpu", BdMethod::kPolynomial);
+  ASSERT_EQ(t.rows.size(), 2u);
+  ASSERT_TRUE(t.rows[0].ok) << t.rows[0].error;
+  EXPECT_EQ(t.rows[0].qps, "(28,32,36,40) ‡");
+  EXPECT_EQ(t.rows[0].partial, "Time (%) over QPs 28,32,36,40 only; ΔPSNR/ΔBitrate from unmodified QPs "
+                               "28,32,36,40,44 and gpu QPs 28,32,36,40 (sweep QPs 28,32,36,40,44)");
+  EXPECT_EQ(t.rows[1].qps, "(28,32,36,40,44)");
+  EXPECT_TRUE(t.rows[1].partial.empty());
+  EXPECT_EQ(t.average.qps, "(28,32,36,40,44) ‡");
+  SweepOptions o = parse_sweep_args({"-f", "cfg/encoder_baseline.cfg", "--qp", "28,32,36,40,44"}, 1, "l");
+  ReportInput in;
+  in.options = &o;
+  in.sequences = seqs;
+  in.results = results;
+  const std::string md = format_report(in);
+  EXPECT_NE(md.find("| vga | VGA | 220 | (28,32,36,40) ‡ | -90.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cif | CIF | 260 | (28,32,36,40,44) | -90.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("‡ Computed from fewer points than the sweep's QPs:\n\n- vga: Time (%) over QPs 28,32,36,40 "
+                    "only"), std::string::npos) << md;
+  EXPECT_NE(md.find("- Average: the average includes rows computed from fewer QPs"), std::string::npos) << md;
+}
+
 TEST(RdsweepReport, ResultsCsvReadsBackWithBdrateReader) {
   const TableFixture f;
   const std::string d = temp_dir("csv");
