@@ -1,6 +1,7 @@
 // rdsweep: encodes sequences x runs x QPs with bin/lencod (locally in parallel, one point per --run-point process,
 // or as Slurm job arrays), resumes, and writes results.csv, report.md (the seed paper's Tables 2 and 3) and
 // RD-curve SVGs. The pieces live in rd/rdsweep_*.h.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -262,7 +263,10 @@ int run(int argc, char** argv) {
   install_stop_signals();
 
   std::string err;
-  if (!compute_fingerprints(o, s.seqs, &s.prints, &err, !o.dry_run)) {
+  // Collecting creates no folder: --report-only with a typo'd --out must not leave one behind (hash cache included).
+  struct stat out_st;
+  const bool out_exists = ::stat(absolute_path(o.out_dir).c_str(), &out_st) == 0 && S_ISDIR(out_st.st_mode);
+  if (!compute_fingerprints(o, s.seqs, &s.prints, &err, !o.dry_run && (out_exists || !o.report_only))) {
     if (!o.report_only) return fail(err + (err.find(absolute_path(o.lencod)) == 0
                                                ? " (build it with make, or give --lencod PATH)" : ""));
     // Collecting without the encoder: the points cannot be checked against it; say so and go on.
@@ -321,6 +325,23 @@ int run(int argc, char** argv) {
                   command_text(cmd).c_str());
     }
     return 0;
+  }
+  if (o.report_only && !o.shard_count) {
+    // Collecting writes over report.md and results.csv; with nothing to collect (a typo'd --out, options that do
+    // not match the sweep) it would leave empty ones in a new folder or replace a good report with an empty one.
+    if (!out_exists)
+      return fail("--report-only: " + absolute_path(o.out_dir) + " is not a folder of a sweep (check --out); "
+                  "nothing written");
+    if (complete == 0) {
+      std::string first;
+      for (const SweepPoint* p : todo) {
+        first = p->id() + ": " + point_status(*p, s.prints).why;
+        break;
+      }
+      return fail("--report-only: none of the " + plural(s.plan.size(), "point") + " of this sweep is complete in " +
+                  absolute_path(o.out_dir) + " (first: " + first + "); check --out and the sweep's options; "
+                  "nothing written");
+    }
   }
   if (!make_dirs(absolute_path(o.out_dir), &err)) return fail(err);
 

@@ -1116,16 +1116,22 @@ TEST(RdsweepEndToEnd, PointsCompleteAnywhereShardsAndCollection) {
   const E2E e("shard");
   // Reference: one local sweep.
   ASSERT_EQ(e.run(e.base("one")).status, 0);
-  // Before anything ran, collection lists every point as missing and fails.
+  // Before anything ran there is nothing to collect: an error, and no folder with an empty report.
   ProgramRun c = e.run(e.base("split") + " --report-only");
-  EXPECT_EQ(c.status, 1) << c.out;
-  EXPECT_NE(read(e.d + "/split/report.md").find("## Missing points\n\n4 points of the sweep are not complete"),
-            std::string::npos);
-  // Two shards, then collection: the same results as the single sweep.
-  ProgramRun s1 = e.run(e.base("split") + " --shard 1/2"), s2 = e.run(e.base("split") + " --shard=2/2");
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.out.find("is not a folder of a sweep (check --out); nothing written"), std::string::npos) << c.out;
+  EXPECT_FALSE(exists(e.d + "/split"));
+  // Two shards, then collection: the same results as the single sweep. After one shard, collection lists the
+  // other's points as missing and fails.
+  ProgramRun s1 = e.run(e.base("split") + " --shard 1/2");
   ASSERT_EQ(s1.status, 0) << s1.out;
-  ASSERT_EQ(s2.status, 0) << s2.out;
   EXPECT_NE(s1.out.find("shard 1/2 of 4 points: 2 points"), std::string::npos) << s1.out;
+  c = e.run(e.base("split") + " --report-only");
+  EXPECT_EQ(c.status, 1) << c.out;
+  EXPECT_NE(read(e.d + "/split/report.md").find("## Missing points\n\n2 points of the sweep are not complete"),
+            std::string::npos) << read(e.d + "/split/report.md");
+  ProgramRun s2 = e.run(e.base("split") + " --shard=2/2");
+  ASSERT_EQ(s2.status, 0) << s2.out;
   EXPECT_FALSE(exists(e.d + "/split/report.md.tmp"));
   c = e.run(e.base("split") + " --report-only");
   ASSERT_EQ(c.status, 0) << c.out;
@@ -1144,6 +1150,24 @@ TEST(RdsweepEndToEnd, PointsCompleteAnywhereShardsAndCollection) {
   const std::string report = read(e.d + "/points/report.md");
   EXPECT_NE(report.find("timed in different invocations"), std::string::npos) << report;
   EXPECT_NE(report.find("one point per process (run-point)"), std::string::npos) << report;
+}
+
+// Collecting with options that match no point (another --qp, another cfg) must not replace a good report.
+TEST(RdsweepEndToEnd, ReportOnlyWithNothingToCollectWritesNothing) {
+  if (!have_programs()) GTEST_SKIP() << "bin/rdsweep or bin/lencod not built";
+  const E2E e("collect_none");
+  ASSERT_EQ(e.run(e.base()).status, 0);
+  const std::string report = read(e.d + "/res/report.md"), csv = read(e.d + "/res/results.csv");
+  ASSERT_NE(csv.find("tiny,gpu,40,"), std::string::npos) << csv;
+  std::string args = e.base() + " --report-only";
+  args.replace(args.find("--qp 30,40"), 10, "--qp 20,24");
+  const ProgramRun c = e.run(args);
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.out.find("--report-only: none of the 4 points of this sweep is complete in " + e.d + "/res (first: "
+                       "tiny/"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("nothing written"), std::string::npos) << c.out;
+  EXPECT_EQ(read(e.d + "/res/report.md"), report);
+  EXPECT_EQ(read(e.d + "/res/results.csv"), csv);
 }
 
 TEST(RdsweepEndToEnd, DryRunPrintsCommandsThatWork) {
