@@ -325,8 +325,9 @@ SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_
   if (!o.jobs_given) o.jobs = default_sweep_jobs(o, default_jobs);
   if (o.anchor.empty()) o.anchor = o.runs.front().name;
   if (!names.count(o.anchor)) throw SweepError("--anchor '" + o.anchor + "' is not one of the runs");
-  std::set<int> qset(o.qps.begin(), o.qps.end());
-  if (qset.size() != o.qps.size()) throw SweepError("--qp lists a QP twice");
+  std::set<int> qset;
+  for (int q : o.qps)
+    if (!qset.insert(q).second) throw SweepError("--qp lists QP " + std::to_string(q) + " twice");
   std::sort(o.qps.begin(), o.qps.end());
   std::set<std::string> seqs;
   for (const auto& s : o.sequences)

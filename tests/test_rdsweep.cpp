@@ -122,7 +122,7 @@ TEST(RdsweepArgs, Errors) {
   EXPECT_NE(error_of({}).find("no configuration given, expected -f CFG"), std::string::npos);
   EXPECT_NE(error_of({"-f", "a", "--bogus"}).find("unknown option '--bogus'"), std::string::npos);
   EXPECT_NE(error_of({"-f", "a", "--qp", "52"}).find("'52' is not a QP in 0..51"), std::string::npos);
-  EXPECT_NE(error_of({"-f", "a", "--qp", "28,28"}).find("lists a QP twice"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "--qp", "28,32,36,32"}).find("--qp lists QP 32 twice"), std::string::npos);
   EXPECT_NE(error_of({"-f", "a", "--run", "x:A=1", "--run", "x:A=2"}).find("run 'x' is defined twice"),
             std::string::npos);
   EXPECT_NE(error_of({"-f", "a", "--run", "fast"}).find("only unmodified and gpu are predefined"), std::string::npos);
