@@ -433,6 +433,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (argc < 3) throw ConfigError("option -d needs a file name (lencod -d default.cfg ...)");
     b.parse_file(argv[2], "-d");
     cl.sources.push_back(argv[2]);
+    cl.config_files.push_back({"-d", argv[2]});
     i = 3;
   } else {
     // JM reads encoder.cfg from the working directory when no -d is given. JM stops if it is missing; gme264's
@@ -441,6 +442,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (stat("encoder.cfg", &st) == 0) {
       b.parse_file("encoder.cfg", "default configuration file");
       cl.sources.push_back("encoder.cfg");
+      cl.config_files.push_back({"encoder.cfg", "encoder.cfg"});
     }
   }
   while (i < argc) {
@@ -449,6 +451,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       if (i + 1 >= argc) throw ConfigError("option -f needs a file name (lencod -f file.cfg ...)");
       b.parse_file(argv[i + 1], "-f");
       cl.sources.push_back(argv[i + 1]);
+      cl.config_files.push_back({"-f", argv[i + 1]});
       i += 2;
     } else if (a == "-p" || a == "-P") {
       // As JM: every following argument up to the next option is a Key=Value setting.

@@ -31,12 +31,20 @@ struct ConfigError : std::runtime_error {
   std::vector<std::string> lines_;
 };
 
+// A configuration file that was read: how it was named ("-d", "-f", "encoder.cfg") and its path. lencod's outputs
+// must not be one of them.
+struct ConfigFileRead {
+  std::string how;
+  std::string path;
+};
+
 struct CommandLine {
   EncoderParams params;
   bool help = false;
   bool version = false;  // --version or -V: print the version and stop
   std::vector<std::string> warnings;  // one line each, e.g. the unknown keys (all named in a single line)
   std::vector<std::string> sources;   // what was parsed, in order ("encoder.cfg", "cfg/x.cfg", "-p QPISlice=28")
+  std::vector<ConfigFileRead> config_files;  // every -d/-f file (and ./encoder.cfg) read, in order
 };
 
 // Parses argv exactly like JM's lencod (-d default.cfg, -f file.cfg ..., -p Key=Value ..., -h).

@@ -68,24 +68,41 @@ std::string canonical_name(const std::string& path) {
   return name;
 }
 
-void check_distinct_files(const EncoderParams& p) {
-  struct Named { const char* key; const std::string* name; };
-  const Named files[] = {{"InputFile", &p.input_file}, {"OutputFile", &p.output_file},
-                         {"ReconFile", &p.recon_file}, {"StatsFile", &p.stats_file}};
-  for (size_t i = 0; i < 4; ++i) {
-    for (size_t j = i + 1; j < 4; ++j) {
-      const std::string& a = *files[i].name;
-      const std::string& b = *files[j].name;
-      if (a.empty() || b.empty() || is_stdin_name(a) || is_stdin_name(b)) continue;
-      // Two names of one existing regular file ("a.yuv" and "./a.yuv"), or of one new file. Devices may be
-      // named twice (ReconFile = StatsFile = /dev/null).
-      struct stat sa, sb;
-      const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
-      const bool same = a_exists && b_exists
-                            ? S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-                            : canonical_name(a) == canonical_name(b);
-      if (same)
-        fail(std::string(files[i].key) + " '" + a + "' and " + files[j].key + " '" + b +
+// Two files are one when both exist and are one regular file (device and inode: "a.yuv", "./a.yuv", a link), or
+// when their resolved names are equal. Devices may be named twice (ReconFile = StatsFile = /dev/null).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
+  return a_exists && b_exists ? S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+                              : canonical_name(a) == canonical_name(b);
+}
+
+// Every file lencod writes must differ from every other file it reads or writes: an output renamed over a
+// configuration file or the input destroys it, and two outputs in one file mix their contents. The configuration
+// files may be read twice (-d a.cfg -f a.cfg), as JM allows.
+void check_distinct_files(const EncoderParams& p, const std::vector<ConfigFileRead>& configs) {
+  struct Named {
+    std::string label;  // "OutputFile", "configuration file (-f)"
+    std::string name;
+    bool written;
+    bool config;
+  };
+  std::vector<Named> files = {{"InputFile", p.input_file, false, false},
+                              {"OutputFile", p.output_file, true, false},
+                              {"ReconFile", p.recon_file, true, false},
+                              {"StatsFile", p.stats_file, true, false}};
+  // With JM's text statistics every run also appends a row to ./log.dat (as JM does).
+  if (!p.stats_file.empty() && Report::stats_is_jm_text(p))
+    files.push_back({"the run log (JM's log.dat, written with a .dat StatsFile)", "log.dat", true, false});
+  for (const ConfigFileRead& c : configs) files.push_back({"configuration file (" + c.how + ")", c.path, false, true});
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (size_t j = i + 1; j < files.size(); ++j) {
+      const Named& a = files[i];
+      const Named& b = files[j];
+      if (a.config && b.config) continue;
+      if (a.name.empty() || b.name.empty() || is_stdin_name(a.name) || is_stdin_name(b.name)) continue;
+      if (same_file(a.name, b.name))
+        fail(a.label + " '" + a.name + "' and " + b.label + " '" + b.name +
              "' name the same file: expected different files");
     }
   }
@@ -145,7 +162,7 @@ int run(int argc, const char* const* argv) {
   std::cout.flush();
   for (const std::string& w : cl.warnings) std::cerr << "lencod: warning: " << w << "\n";
   EncoderParams p = cl.params;
-  check_distinct_files(p);
+  check_distinct_files(p, cl.config_files);
 
   // ---- Input: open and check its length before anything is written or encoded.
   std::unique_ptr<FrameReader> reader =

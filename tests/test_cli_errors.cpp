@@ -144,6 +144,45 @@ TEST_F(CliErrors, BadValuesAndArguments) {
   EXPECT_EQ(conf::file_exists(dir.file("in.yuv")), true);
 }
 
+// No output may replace a file lencod reads (a configuration file, the input) or share a file with another output,
+// JM's log.dat included (a .dat StatsFile appends a row to ./log.dat).
+TEST_F(CliErrors, NoOutputNamesAFileLencodReadsOrWrites) {
+  write_bytes(dir.file("in.yuv"), clip_bytes(32, 32, 1));
+  const std::string cfg = "QPISlice = 30\n";
+  {
+    std::ofstream f(dir.file("my.cfg"));
+    f << cfg;
+  }
+  const std::set<std::string> in = {"in.yuv", "my.cfg"};
+  const std::string base = " -p InputFile=in.yuv -p SourceWidth=32 -p SourceHeight=32";
+  LencodRun r = run_lencod(dir, logs, "-f my.cfg" + base + " -p OutputFile=my.cfg");
+  expect_clean_failure(r, dir, in, {"OutputFile 'my.cfg' and configuration file (-f) 'my.cfg' name the same file"});
+  r = run_lencod(dir, logs, "-d my.cfg" + base + " -p OutputFile=o.264 -p ReconFile=./my.cfg");
+  expect_clean_failure(r, dir, in, {"ReconFile './my.cfg' and configuration file (-d) 'my.cfg'"});
+  r = run_lencod(dir, logs, "-d my.cfg -f my.cfg" + base + " -p OutputFile=o.264 -p StatsFile=my.cfg");
+  expect_clean_failure(r, dir, in, {"StatsFile 'my.cfg' and configuration file (-d) 'my.cfg'"});
+  r = run_lencod(dir, logs, "-f my.cfg -p InputFile=my.cfg -p OutputFile=o.264");
+  expect_clean_failure(r, dir, in, {"InputFile 'my.cfg' and configuration file (-f) 'my.cfg'"});
+  EXPECT_EQ(read_text(dir.file("my.cfg")), cfg);
+  // The run log: never the StatsFile itself, nor another output.
+  r = run_lencod(dir, logs, base.substr(1) + " -p OutputFile=o.264 -p StatsFile=log.dat");
+  expect_clean_failure(r, dir, in, {"StatsFile 'log.dat' and the run log (JM's log.dat"});
+  r = run_lencod(dir, logs, base.substr(1) + " -p OutputFile=log.dat -p StatsFile=s.dat");
+  expect_clean_failure(r, dir, in, {"OutputFile 'log.dat' and the run log (JM's log.dat"});
+  // JSON statistics write no log.dat: a stream of that name is fine.
+  r = run_lencod(dir, logs, base.substr(1) + " -p OutputFile=log.dat -p StatsFile=s.jsonl");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "my.cfg", "log.dat", "s.jsonl"}));
+  // ./encoder.cfg, read when no -d is given, is a configuration file too.
+  {
+    std::ofstream f(dir.file("encoder.cfg"));
+    f << "InputFile = in.yuv\nSourceWidth = 32\nSourceHeight = 32\n";
+  }
+  r = run_lencod(dir, logs, "-p OutputFile=encoder.cfg");
+  expect_clean_failure(r, dir, {"in.yuv", "my.cfg", "log.dat", "s.jsonl", "encoder.cfg"},
+                       {"OutputFile 'encoder.cfg' and configuration file (encoder.cfg) 'encoder.cfg'"});
+}
+
 TEST_F(CliErrors, UnsupportedY4mChroma) {
   const std::string hdr = "YUV4MPEG2 W16 H16 F30:1 C444\nFRAME\n" + std::string(16 * 16 * 3, 'x');
   write_bytes(dir.file("in.y4m"), std::vector<uint8_t>(hdr.begin(), hdr.end()));
