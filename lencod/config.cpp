@@ -7,8 +7,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -86,6 +88,41 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+// Length of the valid UTF-8 sequence starting at s[i] (0 if none): such text is shown as it is.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+// Input text as quoted in a message: at most kQuoteChars characters (then "..." and the full length), control
+// bytes and bytes that are not UTF-8 as \xNN. A binary file named as a configuration, or a value pasted with
+// a terminal escape, then still gives one short line a terminal can show.
+constexpr size_t kQuoteChars = 60;
+std::string quote_input(const std::string& s) {
+  std::string out;
+  size_t chars = 0, i = 0;
+  for (; i < s.size() && chars < kQuoteChars; ++chars) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += s[i++];
+    } else if (const size_t n = c >= 0x80 ? utf8_sequence(s, i) : 0) {
+      out += s.substr(i, n);
+      i += n;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+      ++i;
+    }
+  }
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
 std::vector<int> allowed_values(const char* allowed) {
   std::vector<int> v;
   std::istringstream in(allowed);
@@ -111,6 +148,9 @@ std::string default_text(const KeyDef& k) {
   return fmt_num(key_default(k));
 }
 
+// A file whose lines are mostly not Key = Value (the wrong file) would otherwise give a line per line.
+constexpr int kMalformedShown = 5;
+
 int ceil_log2(int v) {
   int n = 0;
   for (unsigned t = v > 0 ? static_cast<unsigned>(v) - 1 : 0; t != 0; t >>= 1) ++n;
@@ -122,28 +162,45 @@ int ceil_log2(int v) {
 ConfigBuilder::ConfigBuilder() = default;
 
 void ConfigBuilder::parse_text(const std::string& text, const std::string& origin) {
+  // A NUL byte never occurs in a text file: this is a video, a stream or another binary file named by mistake.
+  // One line says so; its "lines" would only be noise.
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    const long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    errors_.push_back(origin + ":" + std::to_string(line) + ": not a text configuration file (NUL byte at offset " +
+                      std::to_string(nul) + "): expected lines of Key = Value");
+    return;
+  }
   // Editors on Windows may start a UTF-8 file with a byte order mark: it is no part of the first key.
   const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
   std::istringstream in(bom ? text.substr(3) : text);
   std::string line;
   int line_no = 0;
+  int malformed = 0;
   std::vector<std::string> tok;
+  auto malformed_line = [&](const std::string& where, const std::string& shown, const char* why) {
+    if (++malformed <= kMalformedShown)
+      errors_.push_back(where + ": malformed line '" + quote_input(shown) + "': " + why);
+  };
   while (std::getline(in, line)) {
     ++line_no;
     const std::string where = origin + ":" + std::to_string(line_no);
     std::string shown = line;
     if (!shown.empty() && shown.back() == '\r') shown.pop_back();
     if (!tokenize(line, &tok)) {
-      errors_.push_back(where + ": malformed line '" + shown + "': unterminated \"quoted string\"");
+      malformed_line(where, shown, "unterminated \"quoted string\"");
       continue;
     }
     if (tok.empty()) continue;
     if (tok.size() != 3 || tok[1] != "=" || tok[0] == "=" || tok[2] == "=") {
-      errors_.push_back(where + ": malformed line '" + shown + "': expected Key = Value");
+      malformed_line(where, shown, "expected Key = Value");
       continue;
     }
     assign(tok[0], tok[2], where);
   }
+  if (malformed > kMalformedShown)
+    errors_.push_back(origin + ": " + std::to_string(malformed - kMalformedShown) +
+                      " more malformed lines (is it a configuration file?)");
 }
 
 void ConfigBuilder::parse_file(const std::string& path, const std::string& how) {
@@ -186,7 +243,8 @@ bool ConfigBuilder::try_assignment(const std::string& text) {
 }
 
 void ConfigBuilder::parse_assignment(const std::string& arg) {
-  if (!try_assignment(arg)) errors_.push_back("malformed command-line parameter -p '" + arg + "': expected Key=Value");
+  if (!try_assignment(arg))
+    errors_.push_back("malformed command-line parameter -p '" + quote_input(arg) + "': expected Key=Value");
 }
 
 namespace {
@@ -212,12 +270,12 @@ void ConfigBuilder::parse_assignments(const std::vector<std::string>& args) {
     if (!ends_in_equals(pending) && try_assignment(pending)) pending.clear();
   }
   if (!pending.empty() && !try_assignment(pending))
-    errors_.push_back("malformed command-line parameter -p '" + pending + "': expected Key=Value");
+    errors_.push_back("malformed command-line parameter -p '" + quote_input(pending) + "': expected Key=Value");
 }
 
 void ConfigBuilder::type_error(const char* key, const std::string& value, const std::string& origin,
                                const char* expected) {
-  errors_.push_back(std::string(key) + " = '" + value + "' (" + origin + "): expected " + expected);
+  errors_.push_back(std::string(key) + " = '" + quote_input(value) + "' (" + origin + "): expected " + expected);
 }
 
 void ConfigBuilder::assign(const std::string& key, const std::string& value, const std::string& origin) {
@@ -241,7 +299,7 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
   } else if (find_ignored(key, &canonical)) {
     return;  // no effect on gme264's output (see config_keys.cpp)
   } else {
-    unknown_.push_back(key + " (" + origin + ")");
+    unknown_.push_back(quote_input(key) + " (" + origin + ")");
     return;
   }
   assignments_.push_back({canonical, value, origin});

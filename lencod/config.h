@@ -65,7 +65,8 @@ class ConfigBuilder {
  public:
   ConfigBuilder();
   // Parses the text of a .cfg file; `origin` names it in messages ("cfg/a.cfg"). A UTF-8 byte order mark at the
-  // start is skipped. Malformed lines and values that are not numbers are collected; finish() reports them all.
+  // start is skipped. Malformed lines and values that are not numbers are collected; finish() reports them all
+  // (the text quoted shortened, control bytes escaped). Text holding a NUL byte is no configuration file: one error.
   void parse_text(const std::string& text, const std::string& origin);
   // Reads and parses a file; missing/unreadable file -> ConfigError naming `how` ("-f", "-d", "default").
   void parse_file(const std::string& path, const std::string& how);

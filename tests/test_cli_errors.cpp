@@ -183,6 +183,18 @@ TEST_F(CliErrors, NoOutputNamesAFileLencodReadsOrWrites) {
                        {"OutputFile 'encoder.cfg' and configuration file (encoder.cfg) 'encoder.cfg'"});
 }
 
+// A video given as the configuration file: one short line naming the file, not its bytes.
+TEST_F(CliErrors, BinaryFileAsConfigurationIsOneShortLine) {
+  write_bytes(dir.file("in.yuv"), clip_bytes(176, 144, 2));  // its first byte is 0
+  LencodRun r = run_lencod(dir, logs, std::string("-d in.yuv -p InputFile=in.yuv") + kOutputs);
+  expect_clean_failure(r, dir, {"in.yuv"}, {"in.yuv:1: not a text configuration file"});
+  EXPECT_LT(r.err.size(), 200u) << r.err.size();
+  write_bytes(dir.file("junk.bin"), std::vector<uint8_t>(300000, 0x1b));  // no NUL, no newline
+  r = run_lencod(dir, logs, std::string("-f junk.bin -p InputFile=in.yuv") + kOutputs);
+  expect_clean_failure(r, dir, {"in.yuv", "junk.bin"}, {"junk.bin:1: malformed line '\\x1B", "(300000 bytes)"});
+  EXPECT_LT(r.err.size(), 400u) << r.err.size();
+}
+
 TEST_F(CliErrors, UnsupportedY4mChroma) {
   const std::string hdr = "YUV4MPEG2 W16 H16 F30:1 C444\nFRAME\n" + std::string(16 * 16 * 3, 'x');
   write_bytes(dir.file("in.y4m"), std::vector<uint8_t>(hdr.begin(), hdr.end()));

@@ -316,6 +316,50 @@ TEST(Config, MalformedLineNamesFileAndLine) {
   EXPECT_TRUE(contains(m, "t.cfg:2")) << m;
 }
 
+// The lines of the ConfigError a text configuration must give (InputFile is set by -p, so that only the text's
+// own problems are reported).
+std::vector<std::string> text_error_lines(const std::string& text, const std::string& origin) {
+  try {
+    ConfigBuilder b;
+    b.parse_text(text, origin);
+    b.parse_assignment("InputFile=in.yuv");
+    b.finish(nullptr);
+  } catch (const ConfigError& e) {
+    return e.lines();
+  }
+  ADD_FAILURE() << "no ConfigError for " << origin;
+  return {};
+}
+
+// A video or another binary file named as a configuration gives a short line, not its bytes on the terminal.
+TEST(Config, BinaryFileIsOneShortError) {
+  std::string video(100000, '\x10');
+  video[70000] = '\0';
+  video[100] = '\n';
+  std::vector<std::string> l = text_error_lines(video, "clip.yuv");
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0],
+            "clip.yuv:2: not a text configuration file (NUL byte at offset 70000): expected lines of Key = Value");
+  // No NUL byte and no newline: one malformed line, quoted shortened and with its control bytes escaped.
+  l = text_error_lines("\n" + std::string(100000, '\x01'), "junk.bin");
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_TRUE(contains(l[0], "junk.bin:2: malformed line '\\x01\\x01")) << l[0];
+  EXPECT_TRUE(contains(l[0], "... (100000 bytes)': expected Key = Value")) << l[0];
+  EXPECT_LT(l[0].size(), 400u);
+  EXPECT_EQ(l[0].find('\x01'), std::string::npos);
+  // A file of many bad lines: five are shown, the others counted.
+  std::string many = kIn;
+  for (int i = 0; i < 50; ++i) many += "not a setting\n";
+  l = text_error_lines(many, "notes.txt");
+  ASSERT_EQ(l.size(), 6u);
+  EXPECT_TRUE(contains(l[4], "notes.txt:6: malformed line 'not a setting'")) << l[4];
+  EXPECT_EQ(l[5], "notes.txt: 45 more malformed lines (is it a configuration file?)");
+  // UTF-8 text is quoted as it is.
+  l = text_error_lines(kIn + "Clé 28\n", "t.cfg");
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_TRUE(contains(l[0], "'Clé 28'")) << l[0];
+}
+
 TEST(Config, NonNumericValueNamesKeyValueAndOrigin) {
   std::string m = text_error(kIn + "QPISlice = abc\n");
   EXPECT_TRUE(contains(m, "QPISlice")) << m;
