@@ -296,8 +296,12 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
     double dv;
     if (!parse_double(value, &dv)) return type_error(h->name, value, origin, "a number");
     canonical = h->name;
-  } else if (find_ignored(key, &canonical)) {
-    return;  // no effect on gme264's output (see config_keys.cpp)
+  } else if (bool text = false; find_ignored(key, &canonical, &text)) {
+    // No effect on gme264's output (see config_keys.cpp), but JM's parser stops at a value that is not a number
+    // for its numeric keys: "QPBSlice = abc" is a mistake in either encoder. Its text keys take any text.
+    double dv;
+    if (!text && !parse_double(value, &dv)) return type_error(canonical.c_str(), value, origin, "a number");
+    return;
   } else {
     unknown_.push_back(quote_input(key) + " (" + origin + ")");
     return;

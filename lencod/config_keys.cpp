@@ -307,7 +307,8 @@ const ValueFallback kValueFallbacks[] = {
   {"RDOptimization", 0, 4, 1, "uses the high-complexity RD mode decision (RDOptimization = 1)"},
 };
 
-// JM keys that only act through a tool required off above (or only write JM's own report files): any value.
+// JM keys that only act through a tool required off above (or only write JM's own report files): any number, as
+// JM reads them as numbers (the text keys are in kIgnoredText).
 const char* const kIgnored[] = {
   // B, SP, SI slices and their deblocking/QP settings
   "QPBSlice", "QPSPSlice", "QPSISlice", "QPSP2Slice", "ChangeQPB", "ChangeQPSP", "ChangeQPSI", "ChangeQPFrame",
@@ -316,7 +317,7 @@ const char* const kIgnored[] = {
   "BSliceSearch8x4", "BSliceSearch4x8", "BSliceSearch4x4", "BiPredMotionEstimation", "BiPredSearch16x16",
   "BiPredSearch16x8", "BiPredSearch8x16", "BiPredSearch8x8", "BiPredMERefinements", "BiPredMESearchRange",
   "BiPredMESubPel", "BReferencePictures", "HierarchicalCoding", "HierarchyLevelQPEnable",
-  "ExplicitHierarchyFormat", "PReplaceBSlice", "DisableBSkipRDO", "DispPQPOffset", "DisableDistanceLambdaScale",
+  "PReplaceBSlice", "DisableBSkipRDO", "DispPQPOffset", "DisableDistanceLambdaScale",
   "RDPSliceBTest", "RDPSliceITest", "RDPictureMaxPassISlice", "RDPictureMaxPassPSlice", "RDPictureMaxPassBSlice",
   "RDPictureDeblocking", "RDPictureDirectMode", "RDPictureFrameQPPSlice", "RDPictureFrameQPBSlice",
   "DFDisableNRefISlice", "DFDisableNRefPSlice", "DFDisableRefBSlice", "DFDisableNRefBSlice",
@@ -324,28 +325,28 @@ const char* const kIgnored[] = {
   "DFAlphaNRefISlice", "DFAlphaNRefPSlice", "DFAlphaRefBSlice", "DFAlphaNRefBSlice", "DFAlphaRefSPSlice",
   "DFAlphaNRefSPSlice", "DFAlphaRefSISlice", "DFAlphaNRefSISlice", "DFBetaNRefISlice", "DFBetaNRefPSlice",
   "DFBetaRefBSlice", "DFBetaNRefBSlice", "DFBetaRefSPSlice", "DFBetaNRefSPSlice", "DFBetaRefSISlice",
-  "DFBetaNRefSISlice", "SkipDeBlockNonRef", "SP_output_name", "SP2_input_name1", "SP2_input_name2",
+  "DFBetaNRefSISlice", "SkipDeBlockNonRef",
   "SPSwitchPeriod", "EnhLayerMDReference", "MDReference",
   // Rate control (RateControlEnable = 0)
   "Bitrate", "InitialQP", "BasicUnit", "ChannelType", "RCUpdateMode", "RCISliceBitRatio", "RCBSliceBitRatio0",
   "RCBSliceBitRatio1", "RCBSliceBitRatio2", "RCBSliceBitRatio3", "RCBSliceBitRatio4", "RCBoverPRatio",
   "RCIoverPRatio", "RCMinQPPSlice", "RCMaxQPPSlice", "RCMinQPBSlice", "RCMaxQPBSlice", "RCMinQPISlice",
   "RCMaxQPISlice", "RCMinQPSPSlice", "RCMaxQPSPSlice", "RCMinQPSISlice", "RCMaxQPSISlice", "RCMaxQPChange",
-  "RCCpbSize", "NumberofLeakyBuckets", "LeakyBucketRateFile", "LeakyBucketParamFile",
+  "RCCpbSize", "NumberofLeakyBuckets",
   // Tools required off above: their parameters
   "OutputWidth", "OutputHeight", "OutputBitDepthLuma", "OutputBitDepthChroma", "StandardRange", "VideoCode",
-  "InputFile3", "View1ConfigFile", "MVCInterViewReorder", "MVCFlipViews", "MVCInterViewForceB",
+  "MVCInterViewReorder", "MVCFlipViews", "MVCInterViewForceB",
   "MVCEnableInterViewFlag", "SepViewInterSearch", "QPOffset", "NoResidueRDO", "LambdaMultiplier",
   "MELambdaMultiplier", "EnableEPZSScalers",
   "WPMethod", "WPIterMC", "ChromaWeightSupport", "EnhancedBWeightSupport", "UseWeightedReferenceME",
   "WPMCPrecision", "WPMCPrecFullRef", "WPMCPrecBSlice", "ChromaMEWeight", "SSIMOverlapSize", "MinIDRDistance",
   "slice_group_map_type", "slice_group_change_direction_flag", "slice_group_change_rate_minus1",
-  "SliceGroupConfigFileName", "NumRedundantHierarchy", "PrimaryGOPLength", "NumRefPrimary",
+  "NumRedundantHierarchy", "PrimaryGOPLength", "NumRefPrimary",
   "SparePictureDetectionThr", "SparePicturePercentageThr", "ContextInitMethod", "FixedModelNumber",
-  "QmatrixFile", "ScalingListPresentFlag0", "ScalingListPresentFlag1", "ScalingListPresentFlag2",
+  "ScalingListPresentFlag0", "ScalingListPresentFlag1", "ScalingListPresentFlag2",
   "ScalingListPresentFlag3", "ScalingListPresentFlag4", "ScalingListPresentFlag5", "ScalingListPresentFlag6",
   "ScalingListPresentFlag7", "ScalingListPresentFlag8", "ScalingListPresentFlag9", "ScalingListPresentFlag10",
-  "ScalingListPresentFlag11", "QOffsetMatrixFile", "OffsetMatrixFlat", "FixedLambdaPSlice", "FixedLambdaBSlice",
+  "ScalingListPresentFlag11", "OffsetMatrixFlat", "FixedLambdaPSlice", "FixedLambdaBSlice",
   "FixedLambdaISlice", "FixedLambdaSPSlice", "FixedLambdaSISlice", "FixedLambdaRefBSlice", "LambdaWeightPSlice",
   "LambdaWeightBSlice", "LambdaWeightISlice", "LambdaWeightSPSlice", "LambdaWeightSISlice",
   "LambdaWeightRefBSlice",
@@ -357,8 +358,8 @@ const char* const kIgnored[] = {
   "UMHexDSR", "UMHexScale", "EPZSPattern", "EPZSDualRefinement", "EPZSFixedPredictors", "EPZSAggressiveWindow",
   "EPZSTemporal", "EPZSSpatialMem", "EPZSBlockType", "EPZSMinThresScale", "EPZSMaxThresScale",
   "EPZSMedThresScale", "EPZSSubPelThresScale", "EPZSSubPelME", "EPZSSubPelMEBiPred", "EPZSSubPelGrid",
-  "EPZSUseHMEPredictors", "HMEDisableMMCO", "PyramidLevels", "ToneMappingFile", "SEIMessageText",
-  "ExplicitSeqFile", "LossRateA", "LossRateB", "LossRateC", "FirstFrameCorrect", "NumberOfDecoders",
+  "EPZSUseHMEPredictors", "HMEDisableMMCO", "PyramidLevels",
+  "LossRateA", "LossRateB", "LossRateC", "FirstFrameCorrect", "NumberOfDecoders",
   "ErrorConcealment", "DistortionEstimation", "BLevel0MoreRef", "BIdenticalList", "CRA", "HM50RefStructure",
   "LDRefSetting", "UnconstrainedLDRef", "UseDistortionReorder", "EnableReorderBslice",
   "PreferPowerOfTwo", "FrmStructBufferLength", "RDOQ_DC", "RDOQ_CR", "RDOQ_DC_CR",
@@ -367,7 +368,14 @@ const char* const kIgnored[] = {
   // nothing a decision reads: JM 19.0 writes the same stream for 0, 1 and 2
   "SubMBCodingState",
   // Reporting and speed-only switches of JM (no effect on the stream)
-  "TraceFile", "ReportFrameStats", "DisplayEncParams", "Verbose", "SkipGlobalStats", "ChromaMCBuffer",
+  "ReportFrameStats", "DisplayEncParams", "Verbose", "SkipGlobalStats", "ChromaMCBuffer",
+};
+
+// The ignored keys JM 19.0 reads as text (its Map type 1: file names, a hierarchy format, a message); any text.
+const char* const kIgnoredText[] = {
+  "ExplicitHierarchyFormat", "SP_output_name", "SP2_input_name1", "SP2_input_name2", "LeakyBucketRateFile",
+  "LeakyBucketParamFile", "InputFile3", "View1ConfigFile", "SliceGroupConfigFileName", "QmatrixFile",
+  "QOffsetMatrixFile", "ToneMappingFile", "SEIMessageText", "ExplicitSeqFile", "TraceFile",
 };
 
 }  // namespace
@@ -417,16 +425,25 @@ const UnsupportedKey* find_unsupported(const std::string& name) {
   return nullptr;
 }
 
-bool find_ignored(const std::string& name, std::string* canonical) {
+bool find_ignored(const std::string& name, std::string* canonical, bool* text) {
   for (const char* k : kIgnored) {
     if (strcasecmp(k, name.c_str()) == 0) {
       if (canonical) *canonical = k;
+      if (text) *text = false;
       return true;
     }
   }
-  // Every VUI_* key only matters with EnableVUISupport = 1, which is unsupported.
+  for (const char* k : kIgnoredText) {
+    if (strcasecmp(k, name.c_str()) == 0) {
+      if (canonical) *canonical = k;
+      if (text) *text = true;
+      return true;
+    }
+  }
+  // Every VUI_* key only matters with EnableVUISupport = 1, which is unsupported. JM's VUI keys are all numbers.
   if (name.size() > 4 && strncasecmp(name.c_str(), "VUI_", 4) == 0) {
     if (canonical) *canonical = name;
+    if (text) *text = false;
     return true;
   }
   return false;

@@ -7,7 +7,8 @@
 //                 (rounding, fast decisions, thresholding, RDO sub-options, ...): any number is accepted; values
 //                 gme264 does not honour are listed in one warning line with what gme264 does instead;
 //   ignored     - JM keys that cannot change gme264's output (B-slice, rate-control, VUI, trace, ... settings that
-//                 only matter when a tool we require off is on), accepted with any value.
+//                 only matter when a tool we require off is on), accepted with any number (any text for the
+//                 keys JM reads as text, such as TraceFile).
 // Anything else is an unknown key (one warning line, as JM only prints a message and goes on).
 #pragma once
 #include <string>
@@ -75,6 +76,8 @@ bool is_ignored_key(const std::string& canonical_name);
 // Returns the canonical JM spelling in *canonical.
 const KeyDef* find_supported(const std::string& name);
 const UnsupportedKey* find_unsupported(const std::string& name);
-bool find_ignored(const std::string& name, std::string* canonical);
+// *text (when given) tells whether JM 19.0 reads the key as text (a file name, a format string); its other ignored
+// keys are numbers.
+bool find_ignored(const std::string& name, std::string* canonical, bool* text = nullptr);
 
 }  // namespace gme

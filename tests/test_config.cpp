@@ -360,6 +360,22 @@ TEST(Config, BinaryFileIsOneShortError) {
   EXPECT_TRUE(contains(l[0], "'Clé 28'")) << l[0];
 }
 
+// JM's parser refuses a value that is not a number for its numeric keys, the ignored ones included; its text keys
+// (file names, the hierarchy format) take text.
+TEST(Config, IgnoredKeysAreTypeCheckedLikeJm) {
+  EXPECT_TRUE(contains(text_error(kIn + "QPBSlice = abc\n"), "QPBSlice = 'abc' (t.cfg:2): expected a number"));
+  EXPECT_TRUE(contains(parse_error({"-p", "InputFile=a.yuv", "-p", "Verbose=banana"}),
+                       "Verbose = 'banana' (-p 'Verbose=banana'): expected a number"));
+  EXPECT_TRUE(contains(text_error(kIn + "VUI_aspect_ratio_idc = square\n"),
+                       "VUI_aspect_ratio_idc = 'square' (t.cfg:2): expected a number"));
+  EXPECT_TRUE(contains(text_error(kIn + "rcmaxqppslice = x\n"), "RCMaxQPPSlice = 'x' (t.cfg:2)"));
+  std::vector<std::string> w;
+  EXPECT_NO_THROW(text_params(kIn + "TraceFile = \"trace_enc.txt\"\nExplicitHierarchyFormat = b1r0b3r0b2e2b0e2b4r2\n"
+                                    "QmatrixFile = q_matrix.cfg\nLambdaWeightPSlice = 0.68\nQPBSlice = 30\n",
+                              &w));
+  EXPECT_TRUE(w.empty()) << w[0];
+}
+
 TEST(Config, NonNumericValueNamesKeyValueAndOrigin) {
   std::string m = text_error(kIn + "QPISlice = abc\n");
   EXPECT_TRUE(contains(m, "QPISlice")) << m;
