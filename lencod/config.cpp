@@ -162,6 +162,8 @@ int ceil_log2(int v) {
 ConfigBuilder::ConfigBuilder() = default;
 
 void ConfigBuilder::parse_text(const std::string& text, const std::string& origin) {
+  source_ = ++files_parsed_;
+  source_name_ = origin;
   // A NUL byte never occurs in a text file: this is a video, a stream or another binary file named by mistake.
   // One line says so; its "lines" would only be noise.
   const size_t nul = text.find('\0');
@@ -243,6 +245,7 @@ bool ConfigBuilder::try_assignment(const std::string& text) {
 }
 
 void ConfigBuilder::parse_assignment(const std::string& arg) {
+  source_ = kCommandLine;
   if (!try_assignment(arg))
     errors_.push_back("malformed command-line parameter -p '" + quote_input(arg) + "': expected Key=Value");
 }
@@ -260,6 +263,7 @@ bool ends_in_equals(const std::string& s) {
 void ConfigBuilder::parse_assignments(const std::vector<std::string>& args) {
   // JM joins the words after -p, so "-p QPISlice = 28" (three words) is one setting; "-p A=1 B=2" is two here.
   // "Key=" is an empty value unless a word without '=' follows ("-p QPISlice= 28" is QPISlice = 28).
+  source_ = kCommandLine;
   std::string pending;
   for (const std::string& a : args) {
     if (!pending.empty() && ends_in_equals(pending) && a.find('=') != std::string::npos) {
@@ -280,6 +284,7 @@ void ConfigBuilder::type_error(const char* key, const std::string& value, const 
 
 void ConfigBuilder::assign(const std::string& key, const std::string& value, const std::string& origin) {
   std::string canonical;
+  bool stored = true;  // ignored keys are checked and counted, never stored
   if (const KeyDef* k = find_supported(key)) {
     // Values are type-checked where they appear (as JM does); ranges are checked on the final value.
     long long iv;
@@ -301,12 +306,16 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
     // for its numeric keys: "QPBSlice = abc" is a mistake in either encoder. Its text keys take any text.
     double dv;
     if (!text && !parse_double(value, &dv)) return type_error(canonical.c_str(), value, origin, "a number");
-    return;
+    stored = false;
   } else {
     unknown_.push_back(quote_input(key) + " (" + origin + ")");
     return;
   }
-  assignments_.push_back({canonical, value, origin});
+  const std::string where = source_ == kCommandLine || origin.compare(0, source_name_.size() + 1, source_name_ + ":")
+                                ? origin
+                                : "line " + origin.substr(source_name_.size() + 1);
+  seen_.push_back({canonical, value, where, source_name_, source_});
+  if (stored) assignments_.push_back({canonical, value, origin});
 }
 
 namespace {
@@ -354,6 +363,29 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
     std::string w = "unknown configuration keys ignored: ";
     for (size_t i = 0; i < unknown_.size(); ++i) w += (i ? ", " : "") + unknown_[i];
     warnings->push_back(w);
+  }
+
+  // A key set twice in one file (or twice among the -p settings) is an editing slip more often than a choice; the
+  // last setting wins as in JM, and the warning says which. Across files and -p it is precedence: no warning.
+  if (warnings) {
+    std::vector<bool> grouped(seen_.size(), false);
+    for (size_t i = 0; i < seen_.size(); ++i) {
+      if (grouped[i]) continue;
+      std::vector<const Seen*> same;
+      for (size_t j = i; j < seen_.size(); ++j) {
+        if (grouped[j] || seen_[j].source != seen_[i].source || seen_[j].key != seen_[i].key) continue;
+        grouped[j] = true;
+        same.push_back(&seen_[j]);
+      }
+      if (same.size() < 2) continue;
+      const bool cmdline = seen_[i].source == kCommandLine;
+      std::string w = seen_[i].key + " is set " + std::to_string(same.size()) + " times " +
+                      (cmdline ? std::string("on the command line (") : "in " + seen_[i].file + " (");
+      for (size_t k = 0; k < same.size(); ++k)
+        w += (k ? ", " : "") + (cmdline ? same[k]->where : same[k]->where + ": " + quote_input(same[k]->value));
+      w += "): the last, " + quote_input(same.back()->value) + ", replaces the others";
+      warnings->push_back(w);
+    }
   }
 
   // Unsupported JM tools: only the "off" value.

@@ -67,6 +67,7 @@ class ConfigBuilder {
   // Parses the text of a .cfg file; `origin` names it in messages ("cfg/a.cfg"). A UTF-8 byte order mark at the
   // start is skipped. Malformed lines and values that are not numbers are collected; finish() reports them all
   // (the text quoted shortened, control bytes escaped). Text holding a NUL byte is no configuration file: one error.
+  // A key set twice in one file is a warning of finish() (naming both lines and the value kept).
   void parse_text(const std::string& text, const std::string& origin);
   // Reads and parses a file; missing/unreadable file -> ConfigError naming `how` ("-f", "-d", "default").
   void parse_file(const std::string& path, const std::string& how);
@@ -87,6 +88,20 @@ class ConfigBuilder {
   void assign(const std::string& key, const std::string& value, const std::string& origin);
   bool try_assignment(const std::string& text);
   void type_error(const char* key, const std::string& value, const std::string& origin, const char* expected);
+  // Every setting of a known key with the source it came from (one per parse_text, one for all -p), so that a key
+  // set twice in one source can be named.
+  struct Seen {
+    std::string key;    // canonical
+    std::string value;
+    std::string where;  // "line 12" or "-p 'Key=Value'"
+    std::string file;   // the file's name (files only)
+    int source;
+  };
+  std::vector<Seen> seen_;
+  int source_ = 0;            // the source being parsed: > 0 a file, kCommandLine the -p list
+  std::string source_name_;   // its file name
+  int files_parsed_ = 0;
+  static constexpr int kCommandLine = -1;
   std::vector<Assignment> assignments_;  // last one per key wins
   std::vector<std::string> unknown_;     // "Key (origin)"
   std::vector<std::string> errors_;      // malformed lines and values, in the order met

@@ -376,6 +376,35 @@ TEST(Config, IgnoredKeysAreTypeCheckedLikeJm) {
   EXPECT_TRUE(w.empty()) << w[0];
 }
 
+// A key set twice in one file, or twice among the -p settings, is named with both places and the value kept.
+// Across files and -p it is precedence and stays silent.
+TEST(Config, KeySetTwiceInOneSourceWarns) {
+  std::vector<std::string> w;
+  EncoderParams p = text_params(kIn + "QPISlice = 30\n# later\nQPISlice = 40\n", &w);
+  EXPECT_EQ(p.qp_i, 40);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "QPISlice is set 2 times in t.cfg (line 2: 30, line 4: 40): the last, 40, replaces the others");
+  w.clear();
+  p = text_params(kIn + "Verbose = 1\nverbose = 2\nSearchRange = 8\nsearchrange = 16\nSEARCHRANGE = 24\n", &w);
+  EXPECT_EQ(p.search_range, 24);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_TRUE(contains(w[0], "Verbose is set 2 times in t.cfg (line 2: 1, line 3: 2)")) << w[0];
+  EXPECT_TRUE(contains(w[1], "SearchRange is set 3 times in t.cfg (line 4: 8, line 5: 16, line 6: 24)")) << w[1];
+
+  CommandLine cl = parse({"-p", "InputFile=a.yuv", "QPISlice=30", "-p", "QPPSlice=31", "QPISlice=40"});
+  EXPECT_EQ(cl.params.qp_i, 40);
+  ASSERT_EQ(cl.warnings.size(), 1u);
+  EXPECT_EQ(cl.warnings[0], "QPISlice is set 2 times on the command line (-p 'QPISlice=30', -p 'QPISlice=40'): the "
+                            "last, 40, replaces the others");
+
+  TempDir d("dup_keys");
+  write_text(d.file("a.cfg"), kIn + "QPISlice = 30\n");
+  write_text(d.file("b.cfg"), "QPISlice = 35\n");
+  cl = parse({"-d", d.file("a.cfg"), "-f", d.file("b.cfg"), "-f", d.file("a.cfg"), "-p", "QPISlice=40"});
+  EXPECT_EQ(cl.params.qp_i, 40);
+  EXPECT_TRUE(cl.warnings.empty()) << cl.warnings[0];
+}
+
 TEST(Config, NonNumericValueNamesKeyValueAndOrigin) {
   std::string m = text_error(kIn + "QPISlice = abc\n");
   EXPECT_TRUE(contains(m, "QPISlice")) << m;
@@ -531,11 +560,13 @@ TEST(Config, JmHeuristicsAreAcceptedWithOneWarningLine) {
   EXPECT_TRUE(none.empty()) << none[0];
   const std::string m = text_error(kIn + "CtxAdptLagrangeMult = yes\n");
   EXPECT_TRUE(contains(m, "CtxAdptLagrangeMult = 'yes' (t.cfg:2)")) << m;
-  // Through the command line: the last value counts and the origin is the -p argument.
+  // Through the command line: the last value counts and the origin is the -p argument (the repeat has its own
+  // warning line, first).
   const CommandLine cl = parse({"-p", "InputFile=a.yuv", "-p", "DisableThresholding=1", "-p", "DisableThresholding=2"});
-  ASSERT_EQ(cl.warnings.size(), 1u);
-  EXPECT_TRUE(contains(cl.warnings[0], "DisableThresholding = 2 (-p 'DisableThresholding=2'")) << cl.warnings[0];
-  EXPECT_FALSE(contains(cl.warnings[0], "DisableThresholding = 1")) << cl.warnings[0];
+  ASSERT_EQ(cl.warnings.size(), 2u);
+  EXPECT_TRUE(contains(cl.warnings[0], "DisableThresholding is set 2 times on the command line")) << cl.warnings[0];
+  EXPECT_TRUE(contains(cl.warnings[1], "DisableThresholding = 2 (-p 'DisableThresholding=2'")) << cl.warnings[1];
+  EXPECT_FALSE(contains(cl.warnings[1], "DisableThresholding = 1")) << cl.warnings[1];
 }
 
 // cfg/jm19_stock_baseline.cfg holds JM 19.0's stock encoder_baseline.cfg settings: a JM user's file of that kind
