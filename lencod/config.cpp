@@ -5,6 +5,7 @@
 // '#'; "" is the empty string; CR is ignored; "Key=Value" without blanks is accepted too (JM's -p form).
 #include "lencod/config.h"
 
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -83,9 +84,10 @@ bool parse_double(const std::string& s, double* v) {
   return true;
 }
 
-bool ends_with(const std::string& s, const char* suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+// ".Y4M" is a y4m file as much as ".y4m" is.
+bool ends_with_nocase(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && strcasecmp(s.c_str() + s.size() - n, suffix) == 0;
 }
 
 // Length of the valid UTF-8 sequence starting at s[i] (0 if none): such text is shown as it is.
@@ -318,6 +320,12 @@ void ConfigBuilder::assign(const std::string& key, const std::string& value, con
   if (stored) assignments_.push_back({canonical, value, origin});
 }
 
+std::map<std::string, std::string> ConfigBuilder::origins() const {
+  std::map<std::string, std::string> m;
+  for (const Assignment& a : assignments_) m[a.key] = a.origin;
+  return m;
+}
+
 namespace {
 
 // The error for a value of key k outside its table range (used where the value cannot even be converted, and for
@@ -413,7 +421,7 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
 
   // Input type decides whether the size comes from the configuration.
   const Assignment* in = last("InputFile");
-  const bool y4m = in && ends_with(in->value, ".y4m");
+  const bool y4m = in && ends_with_nocase(in->value, ".y4m");
 
   // Conversion. The ranges of encoder parameters are the encoder's to check (below); here only what conversion
   // itself needs (an int must hold the value, a flag is 0 or 1) and the keys that are no encoder parameter.
@@ -568,6 +576,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     }
   }
   cl.params = b.finish(&cl.warnings);
+  cl.origins = b.origins();
   return cl;
 }
 

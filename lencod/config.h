@@ -6,6 +6,7 @@
 // -d, ./encoder.cfg when it exists, as JM reads it), then every -f in order, then every -p in order. The last
 // assignment of a key wins.
 #pragma once
+#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,9 @@ struct CommandLine {
   std::vector<std::string> warnings;  // one line each, e.g. the unknown keys (all named in a single line)
   std::vector<std::string> sources;   // what was parsed, in order ("encoder.cfg", "cfg/x.cfg", "-p QPISlice=28")
   std::vector<ConfigFileRead> config_files;  // every -d/-f file (and ./encoder.cfg) read, in order
+  // Canonical key name -> where its final value came from ("cfg/x.cfg:12", "-p 'QPISlice=28'"); keys left at their
+  // built-in default are absent. Lets later checks (the input's header, the picture size) name the setting.
+  std::map<std::string, std::string> origins;
 };
 
 // Parses argv exactly like JM's lencod (-d default.cfg, -f file.cfg ..., -p Key=Value ..., -h).
@@ -78,6 +82,8 @@ class ConfigBuilder {
   // Applies defaults, converts, checks every value (encoder/params_check.h: the encoder's own rules, reported here
   // with the key's origin) and the keys that are not encoder parameters. Throws ConfigError naming every problem.
   EncoderParams finish(std::vector<std::string>* warnings) const;
+  // Canonical key -> origin of its last assignment (supported, unsupported and heuristic keys).
+  std::map<std::string, std::string> origins() const;
 
  private:
   struct Assignment {

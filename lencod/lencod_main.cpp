@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,6 +111,49 @@ void check_distinct_files(const EncoderParams& p, const std::vector<ConfigFileRe
   }
 }
 
+void warn(const std::string& line) { std::cerr << "lencod: warning: " << line << "\n"; }
+
+std::string fmt_num(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// Where a key's value came from, for a message ("default" when no file or -p set it).
+std::string origin_of(const std::map<std::string, std::string>& origins, const char* key) {
+  const auto it = origins.find(key);
+  return it == origins.end() ? std::string("default") : it->second;
+}
+
+// A YUV4MPEG2 header states the size and the rate, and those are what get coded. A different value set in a
+// configuration file or by -p is replaced, which the user learns here rather than from a size they did not ask for.
+void warn_y4m_header_wins(const EncoderParams& p, const FrameReader& r,
+                          const std::map<std::string, std::string>& origins) {
+  const std::string header = "the YUV4MPEG2 header of '" + p.input_file + "'";
+  std::string size_keys;
+  int differing = 0;
+  const struct { const char* key; int value, header; } sizes[] = {{"SourceWidth", p.source_width, r.width()},
+                                                                  {"SourceHeight", p.source_height, r.height()}};
+  for (const auto& k : sizes) {
+    if (!origins.count(k.key) || k.value == k.header) continue;
+    size_keys += (size_keys.empty() ? "" : " and ") + std::string(k.key) + " = " + std::to_string(k.value) + " (" +
+                 origin_of(origins, k.key) + ")";
+    ++differing;
+  }
+  if (differing > 0)
+    warn(size_keys + (differing > 1 ? " differ" : " differs") + " from " + header + ", " + std::to_string(r.width()) +
+         "x" + std::to_string(r.height()) + ": the header's size is coded");
+  // Rates within 1e-4 are one rate (29.97 and the header's 30000:1001).
+  if (origins.count("FrameRate") && r.frame_rate() > 0 &&
+      std::fabs(p.frame_rate - r.frame_rate()) > 1e-4 * r.frame_rate())
+    warn("FrameRate = " + fmt_num(p.frame_rate) + " (" + origin_of(origins, "FrameRate") + ") differs from " + header +
+         ", " + fmt_num(r.frame_rate()) + ": the header's rate is used");
+  if (p.input_header_length != 0)
+    warn("InputHeaderLength = " + std::to_string(p.input_header_length) + " (" +
+         origin_of(origins, "InputHeaderLength") + ") is ignored: input '" + p.input_file +
+         "' is YUV4MPEG2, whose header tells where its frames start");
+}
+
 void print_parameters(const EncoderParams& p, std::ostream& o) {
   const char* metric[3] = {"SAD", "SSE", "Hadamard SAD"};
   char b[256];
@@ -168,6 +214,7 @@ int run(int argc, const char* const* argv) {
   std::unique_ptr<FrameReader> reader =
       open_frame_reader(p.input_file, p.source_width, p.source_height, p.input_header_length);
   if (reader->format() == InputFormat::Y4m) {
+    warn_y4m_header_wins(p, *reader, cl.origins);
     p.source_width = reader->width();
     p.source_height = reader->height();
     if (reader->frame_rate() > 0) p.frame_rate = reader->frame_rate();

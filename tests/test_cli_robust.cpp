@@ -370,6 +370,36 @@ TEST_F(CliRobust, Y4mHeaderLimitsAndInterlacing) {
   EXPECT_TRUE(contains(r.out, "00001( P )")) << r.out;
 }
 
+// The y4m header's size and rate are what get coded: a configured value that differs is named in a warning, and
+// so is an InputHeaderLength that cannot apply. Values that agree give no line.
+TEST_F(CliRobust, Y4mHeaderReplacingASettingIsWarned) {
+  write_text(dir.file("in.y4m"), y4m_clip(32, 32, 1));  // F25:1
+  Result r = lencod({"InputFile=in.y4m", "SourceWidth=16", "SourceHeight=32", "FrameRate=30", "InputHeaderLength=10",
+                     "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: SourceWidth = 16 (-p 'SourceWidth=16') differs from the YUV4MPEG2 "
+                              "header of 'in.y4m', 32x32: the header's size is coded\n"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: FrameRate = 30 (-p 'FrameRate=30') differs from the YUV4MPEG2 header "
+                              "of 'in.y4m', 25: the header's rate is used\n"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: InputHeaderLength = 10 (-p 'InputHeaderLength=10') is ignored"))
+      << r.err;
+  EXPECT_EQ(count_lines(r.err), 3) << r.err;
+  EXPECT_TRUE(contains(r.out, "32x32")) << r.out;
+  // The same size and rate (29.97 is the header's 30000:1001), and the suffix in capitals.
+  write_text(dir.file("ntsc.Y4M"), y4m_clip(32, 32, 1, "F30000:1001 C420jpeg"));
+  r = lencod({"InputFile=ntsc.Y4M", "SourceWidth=32", "SourceHeight=32", "FrameRate=29.97", "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // An odd configured size does not stop a .Y4M input either; it is named.
+  r = lencod({"InputFile=ntsc.Y4M", "SourceWidth=175", "SourceHeight=33", "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "SourceWidth = 175 (-p 'SourceWidth=175') and SourceHeight = 33 (-p 'SourceHeight=33') "
+                              "differ from the YUV4MPEG2 header of 'ntsc.Y4M', 32x32"))
+      << r.err;
+}
+
 TEST_F(CliRobust, ConfigFileWithByteOrderMark) {
   write_text(dir.file("in.yuv"), clip(16, 16, 1));
   write_text(dir.file("bom.cfg"), "\xEF\xBB\xBFInputFile = in.yuv\nSourceWidth = 16\nSourceHeight = 16\n");

@@ -693,6 +693,8 @@ TEST(Config, Y4mInputTakesSizeFromItsHeader) {
   // Odd or zero sizes in the configuration do not matter for .y4m input: the reader replaces them.
   EXPECT_NO_THROW(text_params("InputFile = clip.y4m\nSourceWidth = 0\nSourceHeight = 0\n"));
   EXPECT_NO_THROW(text_params("InputFile = clip.y4m\nSourceWidth = 175\n"));
+  // The suffix in capitals names a y4m file too (its header is read alike).
+  EXPECT_NO_THROW(text_params("InputFile = CLIP.Y4M\nSourceWidth = 175\n"));
 }
 
 TEST(Config, ProjectBaselineCfgHasThePaperSettings) {
