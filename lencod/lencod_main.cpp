@@ -154,6 +154,21 @@ void warn_y4m_header_wins(const EncoderParams& p, const FrameReader& r,
          "' is YUV4MPEG2, whose header tells where its frames start");
 }
 
+// Slice settings that are valid but cannot mean what they say, once the picture size is known.
+void warn_degenerate_slices(const EncoderParams& p, const std::map<std::string, std::string>& origins) {
+  const int64_t mbs = static_cast<int64_t>((p.source_width + 15) / 16) * ((p.source_height + 15) / 16);
+  const std::string arg = "SliceArgument = " + std::to_string(p.slice_argument) + " (" +
+                          origin_of(origins, "SliceArgument") + ")";
+  if (p.slice_mode == 1 && p.slice_argument > mbs)
+    warn("SliceMode = 1 with " + arg + ": more macroblocks than the picture's " + std::to_string(mbs) +
+         ", so every picture is one slice, as with SliceMode = 0");
+  // A slice header takes 15 bits at the least and a second macroblock (or a skip run of 2) pushes the slice past
+  // 2 bytes: below 3 bytes every slice holds exactly one macroblock.
+  if (p.slice_mode == 2 && p.slice_argument < 3)
+    warn("SliceMode = 2 with " + arg + " bytes: a slice header and a second macroblock take 3 bytes at the least, "
+         "so every slice holds one macroblock (" + std::to_string(mbs) + " slices per picture)");
+}
+
 void print_parameters(const EncoderParams& p, std::ostream& o) {
   const char* metric[3] = {"SAD", "SSE", "Hadamard SAD"};
   char b[256];
@@ -219,6 +234,7 @@ int run(int argc, const char* const* argv) {
     p.source_height = reader->height();
     if (reader->frame_rate() > 0) p.frame_rate = reader->frame_rate();
   }
+  warn_degenerate_slices(p, cl.origins);
   const int64_t count = reader->count_frames();
   if (p.frames_to_encode == -1 && count >= 0) {
     const int64_t n = codable_frames(count, p.start_frame, p.frame_skip);

@@ -400,6 +400,36 @@ TEST_F(CliRobust, Y4mHeaderReplacingASettingIsWarned) {
       << r.err;
 }
 
+// Slice settings that are valid but cannot act as written are named once the picture size is known.
+TEST_F(CliRobust, SliceArgumentsThatCannotActAreWarned) {
+  write_text(dir.file("in.yuv"), clip(32, 32, 1));  // 4 macroblocks
+  const std::vector<std::string> base = {"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "OutputFile=o.264"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return lencod(extra);
+  };
+  Result r = with({"SliceMode=1", "SliceArgument=100000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "lencod: warning: SliceMode = 1 with SliceArgument = 100000 (-p 'SliceArgument=100000'): more "
+                   "macroblocks than the picture's 4, so every picture is one slice, as with SliceMode = 0\n");
+  r = with({"SliceMode=1", "SliceArgument=4"});
+  EXPECT_EQ(r.err, "");
+  r = with({"SliceMode=2", "SliceArgument=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: SliceMode = 2 with SliceArgument = 2 (-p 'SliceArgument=2') bytes: "
+                              "a slice header and a second macroblock take 3 bytes at the least, so every slice "
+                              "holds one macroblock (4 slices per picture)\n"))
+      << r.err;
+  // What the warning says: SPS, PPS and one slice per macroblock.
+  const std::string stream = read_text(dir.file("o.264"));
+  int start_codes = 0;
+  for (size_t i = 0; i + 2 < stream.size(); ++i)
+    if (stream[i] == 0 && stream[i + 1] == 0 && stream[i + 2] == 1) ++start_codes;
+  EXPECT_EQ(start_codes, 2 + 4);
+  r = with({"SliceMode=2", "SliceArgument=3"});
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_F(CliRobust, ConfigFileWithByteOrderMark) {
   write_text(dir.file("in.yuv"), clip(16, 16, 1));
   write_text(dir.file("bom.cfg"), "\xEF\xBB\xBFInputFile = in.yuv\nSourceWidth = 16\nSourceHeight = 16\n");
