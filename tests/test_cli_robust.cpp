@@ -1,4 +1,4 @@
-// bin/lencod as a process under hostile conditions (issue 16) and the conventions users expect (issue 15): signals,
+// bin/lencod as a process under hostile conditions and the conventions users of command-line tools expect: signals,
 // closed pipes, file-size limits, read-only outputs, input from a pipe, y4m limits, a byte order mark, wrong raw
 // frame sizes, several bad values at once, --version, a y4m ReconFile. Each test starts the real program, in a
 // fresh directory, and looks at its exit status, its stderr and what it left in the directory.
@@ -206,7 +206,7 @@ class CliRobust : public ::testing::Test {
   TempDir logs{"robust_logs"};
 };
 
-// ---- Issue 16 defect 1: a failed commit leaves every existing output as it was.
+// ---- A failed commit leaves every existing output as it was: a run that cannot finish must not cost old results.
 
 TEST_F(CliRobust, FileSizeLimitInTheLastOutputLeavesOldOutputsUntouched) {
   write_text(dir.file("in.yuv"), clip(16, 16, 1));
@@ -238,7 +238,7 @@ TEST_F(CliRobust, FullDiskInTheLastOutputLeavesOldOutputsUntouched) {
   EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264"}));
 }
 
-// ---- Issue 16 defects 2 and 3, issue 15 Ctrl-C: signals.
+// ---- Signals (Ctrl-C, kill, a closed terminal or pipe): no temporary file left, and a line saying where it stopped.
 
 // lencod reading frames from a pipe, stopped after its first picture: a signal then finds it mid-encode with every
 // output open.
@@ -320,7 +320,7 @@ TEST_F(Signals, StreamToAClosedPipeIsAWriteError) {
   EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv"}));
 }
 
-// ---- Issue 16 defect 8: an existing output the user may not write is refused, as cp refuses it.
+// ---- An existing output the user may not write is refused, as cp refuses it (renaming over it would succeed).
 
 TEST_F(CliRobust, ReadOnlyExistingOutputIsRefused) {
   write_text(dir.file("in.yuv"), clip(16, 16, 1));
@@ -350,7 +350,7 @@ TEST_F(CliRobust, ReadOnlyExistingOutputIsRefused) {
   EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "o.264"}));
 }
 
-// ---- Issue 16 defects 4 and 7: y4m limits, interlacing, CRLF; a byte order mark in a cfg.
+// ---- Inputs as other tools write them: y4m limits, interlacing, CRLF; a byte order mark in a cfg.
 
 TEST_F(CliRobust, Y4mHeaderLimitsAndInterlacing) {
   write_text(dir.file("wide.y4m"), "YUV4MPEG2 W100000 H16 F25:1 C420jpeg\nFRAME\n");
@@ -439,7 +439,7 @@ TEST_F(CliRobust, ConfigFileWithByteOrderMark) {
   EXPECT_TRUE(conf::file_exists(dir.file("o.264")));
 }
 
-// ---- Issue 15 defect 1: a raw input that is not a whole number of frames.
+// ---- A raw input that is not a whole number of frames: the size given is wrong, so no frame can be trusted.
 
 TEST_F(CliRobust, RawSizeNotAWholeNumberOfFramesIsAnError) {
   write_text(dir.file("vga.yuv"), clip(640, 480, 2));
@@ -456,7 +456,7 @@ TEST_F(CliRobust, RawSizeNotAWholeNumberOfFramesIsAnError) {
   EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"vga.yuv", "tail.yuv"}));
 }
 
-// ---- Issue 15 conventions.
+// ---- Conventions of command-line video tools: pipes, ffmpeg, a y4m ReconFile, empty values, all bad values at once.
 
 // Input from a pipe, raw or y4m: the same stream as from the file. FramesToBeEncoded = -1 codes until its end.
 TEST_F(CliRobust, InputFromAPipeGivesTheSameStream) {
@@ -561,7 +561,7 @@ TEST_F(CliRobust, EveryBadValueIsReportedInOneRun) {
   EXPECT_EQ(list_dir(dir.path()), (std::set<std::string>{"in.yuv", "bad.cfg"}));
 }
 
-// ---- Issue 15 defect 5: provenance.
+// ---- Provenance: a published number must name the program version and machine that produced it.
 
 TEST_F(CliRobust, EveryProgramAnswersVersion) {
   const std::string v = version_string();
@@ -588,7 +588,7 @@ TEST_F(CliRobust, VersionInTheBannerAndTheStatsFile) {
       << stats;
 }
 
-// ---- Issue 15 defect 7: what GPUIntegerME = 1 says without a GPU; one warning prefix.
+// ---- What GPUIntegerME = 1 says without a GPU, in one warning with the usual prefix.
 
 TEST_F(CliRobust, NoGpuIsSaidPlainly) {
   write_text(dir.file("in.yuv"), clip(16, 16, 2));

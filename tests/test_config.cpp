@@ -177,7 +177,7 @@ TEST(Config, SyntaxCommentsQuotesWhitespaceAndCrLf) {
   EXPECT_EQ(p.chroma_qp_offset, -2);
 }
 
-// Issue 16: a UTF-8 byte order mark (Windows editors) is no part of the first key.
+// A UTF-8 byte order mark (Windows editors write one) is no part of the first key.
 TEST(Config, ByteOrderMarkIsSkipped) {
   std::vector<std::string> w;
   const EncoderParams p = text_params("\xEF\xBB\xBFQPISlice = 31\n" + kIn, &w);
@@ -185,7 +185,7 @@ TEST(Config, ByteOrderMarkIsSkipped) {
   EXPECT_EQ(p.qp_i, 31);
 }
 
-// Issue 16: JM's Log2MaxPOCLsbMinus4 rule with a FrameSkip whose 4 x FrameSkip leaves the int range (it overflowed).
+// JM's Log2MaxPOCLsbMinus4 rule with a FrameSkip whose 4 x FrameSkip leaves the int range must not overflow.
 TEST(Config, HugeFrameSkipMeetsThePocRuleWithoutOverflow) {
   const std::string m = text_error(kIn + "FrameSkip = 600000000\nLog2MaxPOCLsbMinus4 = 12\n");
   EXPECT_TRUE(contains(m, "Log2MaxPOCLsbMinus4 = 12 (t.cfg:3): too small for FrameSkip = 600000000")) << m;
@@ -193,7 +193,7 @@ TEST(Config, HugeFrameSkipMeetsThePocRuleWithoutOverflow) {
   EXPECT_TRUE(contains(text_error(kIn + "QPISlice = 99999999999\n"), "QPISlice = 99999999999 (t.cfg:2)"));
 }
 
-// Issue 15: every bad value of a configuration in one run, one line each, in the order met.
+// Every bad value of a configuration in one run, one line each, in the order met: no fix-one-rerun cycle.
 TEST(Config, EveryProblemIsReportedOnce) {
   try {
     ConfigBuilder b;
@@ -214,7 +214,7 @@ TEST(Config, EveryProblemIsReportedOnce) {
   }
 }
 
-// Issue 15: "-p StatsFile=" switches the file off (JM users' habit); a value may still follow as the next word.
+// "-p StatsFile=" switches the file off (JM users' habit); a value may still follow as the next word.
 TEST(Config, EmptyValueOnTheCommandLine) {
   CommandLine cl = parse({"-p", "InputFile=a.yuv", "StatsFile=s.jsonl", "-p", "StatsFile=", "ReconFile=r.yuv"});
   EXPECT_EQ(cl.params.stats_file, "");
@@ -230,7 +230,7 @@ TEST(Config, VersionNeedsNoFile) {
   EXPECT_TRUE(parse({"--version"}).version);
 }
 
-// Issue 18: one parameter validation. The key table's ranges (help text, doc/CONFIG.md) are the encoder's
+// One parameter validation: the key table's ranges (help text, doc/CONFIG.md) are the encoder's
 // (encoder/params_check.h): at each end of a key's range the encoder accepts the value, one step outside refuses it.
 TEST(Config, KeyTableRangesAreTheEncoderRanges) {
   int checked = 0;
