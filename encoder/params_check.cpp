@@ -36,10 +36,11 @@ const LevelLimits* level_limits(int level_idc) {
   return nullptr;
 }
 
-// The lowest level whose picture buffer holds `refs` frames of `frame_mbs` macroblocks (nullptr: none).
+// The lowest level that allows pictures of `frame_mbs` macroblocks and whose picture buffer holds `refs` of them
+// (nullptr: none).
 const LevelLimits* lowest_level_for_refs(int frame_mbs, int refs) {
   for (const LevelLimits& l : kLevels)
-    if (l.level_idc != 9 && l.max_dpb_mbs / frame_mbs >= refs) return &l;
+    if (l.level_idc != 9 && l.max_fs >= frame_mbs && l.max_dpb_mbs / frame_mbs >= refs) return &l;
   return nullptr;
 }
 
@@ -195,8 +196,9 @@ std::vector<ParamProblem> check_params(const EncoderParams& p, ParamStage stage)
     const int dpb_frames = std::min(level->max_dpb_mbs / mbs, 16);
     if (p.num_ref_frames > dpb_frames) {
       const LevelLimits* enough = lowest_level_for_refs(mbs, p.num_ref_frames);
-      std::string fix = enough ? "set LevelIDC >= " + std::to_string(enough->level_idc) + " or lower NumberReferenceFrames"
-                               : "lower NumberReferenceFrames";
+      const std::string raise = enough ? "set LevelIDC >= " + std::to_string(enough->level_idc) : "";
+      const std::string lower = dpb_frames >= 1 ? "lower NumberReferenceFrames" : "";
+      const std::string fix = raise.empty() ? lower : lower.empty() ? raise : raise + " or " + lower;
       c.add("NumberReferenceFrames", std::to_string(p.num_ref_frames),
             "level " + std::string(level->name) + " (LevelIDC = " + std::to_string(p.level_idc) + ") holds " +
                 std::to_string(dpb_frames) + " reference frame" + (dpb_frames == 1 ? "" : "s") + " of " +

@@ -27,6 +27,7 @@
 #include "common/version.h"
 #include "common/yuv_io.h"
 #include "encoder/encoder.h"
+#include "encoder/params_check.h"
 #include "gpu/gpu_me.h"
 #include "lencod/config.h"
 #include "lencod/report.h"
@@ -235,6 +236,7 @@ int run(int argc, const char* const* argv) {
     if (reader->frame_rate() > 0) p.frame_rate = reader->frame_rate();
   }
   warn_degenerate_slices(p, cl.origins);
+  for (const std::string& w : level_warnings(p)) warn(w);
   const int64_t count = reader->count_frames();
   if (p.frames_to_encode == -1 && count >= 0) {
     const int64_t n = codable_frames(count, p.start_frame, p.frame_skip);
@@ -314,6 +316,13 @@ int run(int argc, const char* const* argv) {
     p.frames_to_encode = pushed;  // what the report states
   }
   while (encoder.drain(&coded)) write_one();
+  // A raw stream (a pipe) is checked for whole frames only at its end: one left unread may have been cut at a
+  // wrong size, which the coded pictures would not show.
+  if (reader->format() == InputFormat::Raw && reader->count_frames() < 0)
+    warn("input '" + p.input_file + "' is a raw stream whose end was not read, so its length could not confirm " +
+         std::to_string(p.source_width) + "x" + std::to_string(p.source_height) +
+         " frames (SourceWidth, SourceHeight, InputHeaderLength): check them, or encode it to its end "
+         "(FramesToBeEncoded = -1)");
   const double total_s = seconds_since(t_start);
   report.add_summary_members(
       energy_json_members(energy.stop(p.gpu_device, encoder.integer_me_path().rfind("gpu:", 0) == 0)));

@@ -400,6 +400,57 @@ TEST_F(CliRobust, Y4mHeaderReplacingASettingIsWarned) {
       << r.err;
 }
 
+// A raw pipe shows whether it holds whole frames only at its end: an encode that stops before it says its size was
+// not confirmed (a wrong SourceWidth would otherwise code noise without a word); one that reads it to its end, or a
+// file, is checked and says nothing.
+TEST_F(CliRobust, RawPipeNotReadToItsEndIsWarned) {
+  for (const char* frames : {"FramesToBeEncoded=1", "FramesToBeEncoded=-1"}) {
+    Spawn how;
+    how.stdin_pipe = true;
+    Child c = spawn(program("lencod"),
+                    p_args({"InputFile=-", "SourceWidth=32", "SourceHeight=32", frames, "Log2MaxFNumMinus4=0",
+                            "Log2MaxPOCLsbMinus4=0", "OutputFile=o.264"}),
+                    dir, logs, how);
+    ASSERT_GT(c.pid, 0);
+    c.write_in(clip(32, 32, 2));
+    c.close_in();
+    const int st = c.wait();
+    const std::string err = read_text(c.err_file);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << frames << ": " << err;
+    if (std::string(frames) == "FramesToBeEncoded=1") {
+      EXPECT_TRUE(contains(err, "lencod: warning: input '-' is a raw stream whose end was not read, so its length "
+                                "could not confirm 32x32 frames"))
+          << err;
+      EXPECT_EQ(count_lines(err), 1) << err;
+    } else {
+      EXPECT_EQ(err, "") << frames;
+    }
+  }
+}
+
+// The level in the SPS is held to H.264 Table A-1: more references than its picture buffer holds is refused before
+// any output exists; a picture size or rate past it is a warning (the stream still decodes).
+TEST_F(CliRobust, LevelLimitsRefuseReferencesAndWarnOfSizeAndRate) {
+  write_text(dir.file("in.yuv"), clip(176, 144, 1));
+  Result r = lencod({"InputFile=in.yuv", "SourceWidth=176", "SourceHeight=144", "LevelIDC=9",
+                     "NumberReferenceFrames=5", "OutputFile=o.264"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.err, "NumberReferenceFrames = 5 (-p 'NumberReferenceFrames=5'): level 1b (LevelIDC = 9) "
+                              "holds 4 reference frames of 176x144"))
+      << r.err;
+  EXPECT_EQ(list_dir(dir.path()), std::set<std::string>{"in.yuv"});
+  r = lencod({"InputFile=in.yuv", "SourceWidth=176", "SourceHeight=144", "LevelIDC=10", "FrameRate=30",
+              "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: LevelIDC = 10 (level 1) allows 1485 macroblocks/s; 176x144 at "
+                              "FrameRate 30 needs 2970"))
+      << r.err;
+  r = lencod({"InputFile=in.yuv", "SourceWidth=176", "SourceHeight=144", "LevelIDC=10", "FrameRate=15",
+              "OutputFile=o.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 // Slice settings that are valid but cannot act as written are named once the picture size is known.
 TEST_F(CliRobust, SliceArgumentsThatCannotActAreWarned) {
   write_text(dir.file("in.yuv"), clip(32, 32, 1));  // 4 macroblocks

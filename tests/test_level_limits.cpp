@@ -43,7 +43,10 @@ TEST(LevelLimits, ReferencesPastTheLevelsPictureBufferAreRefused) {
   // At most 16 frames whatever the level: 176x144 at level 5.1 would hold 1861.
   EXPECT_EQ(refs_problem(at(51, 176, 144, 16)), "");
   // A picture larger than the buffer holds no frame at all.
-  EXPECT_TRUE(contains(refs_problem(at(10, 640, 480, 1)), "holds 0 reference frames of 640x480"));
+  const std::string none = refs_problem(at(10, 640, 480, 1));
+  EXPECT_TRUE(contains(none, "holds 0 reference frames of 640x480")) << none;
+  EXPECT_TRUE(contains(none, ": set LevelIDC >= 22")) << none;  // the first level allowing 1200-macroblock pictures
+  EXPECT_FALSE(contains(none, "lower NumberReferenceFrames")) << none;
 }
 
 TEST(LevelLimits, SuggestedLevelHoldsTheReferences) {
@@ -53,7 +56,9 @@ TEST(LevelLimits, SuggestedLevelHoldsTheReferences) {
   EXPECT_EQ(suggested, 50) << m;
   EXPECT_EQ(refs_problem(at(suggested, 1920, 1080, 5)), "");
   // No level holds 16 frames of 4096x2304 (36864 macroblocks; level 5.1/5.2 hold 5).
-  EXPECT_TRUE(contains(refs_problem(at(52, 4096, 2304, 16)), "lower NumberReferenceFrames"));
+  const std::string m2 = refs_problem(at(52, 4096, 2304, 16));
+  EXPECT_TRUE(contains(m2, ": lower NumberReferenceFrames")) << m2;
+  EXPECT_FALSE(contains(m2, "set LevelIDC")) << m2;
 }
 
 TEST(LevelLimits, PictureSizeAndRatePastTheLevelAreWarnings) {
