@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <stdexcept>
 
@@ -18,9 +19,14 @@
 namespace gme {
 namespace {
 
+// File name suffixes are matched without case: clip.Y4M and CLIP.YUV.GZ are what they say.
 bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+  if (s.size() < n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != std::tolower(static_cast<unsigned char>(suffix[i])))
+      return false;
+  return true;
 }
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }

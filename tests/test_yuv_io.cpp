@@ -491,6 +491,16 @@ TEST(YuvIo, ContentDecidesBetweenRawAndY4m) {
   EXPECT_EQ(r->count_frames(), 1);
   write_bytes(d.file("raw.y4m"), make_frame(16, 16, 0));
   EXPECT_TRUE(contains(open_error(d.file("raw.y4m"), 16, 16), "not a YUV4MPEG2 file"));
+  // Suffixes in capitals mean the same: a raw .Y4M is refused, a .YUV.GZ is read as gzip, a .Y4M recon is y4m.
+  write_bytes(d.file("RAW.Y4M"), make_frame(16, 16, 0));
+  EXPECT_TRUE(contains(open_error(d.file("RAW.Y4M"), 16, 16), "not a YUV4MPEG2 file"));
+  gzFile gz = gzopen(d.file("CLIP.YUV.GZ").c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  gzwrite(gz, f.data(), static_cast<unsigned>(f.size()));
+  gzclose(gz);
+  EXPECT_EQ(open_frame_reader(d.file("CLIP.YUV.GZ"), 16, 16, 0)->format(), InputFormat::Gzip);
+  EXPECT_TRUE(is_y4m_name("rec.Y4M"));
+  EXPECT_FALSE(is_y4m_name("rec.yuv"));
 }
 
 // Pipes (and the standard input) cannot seek: frames are read front to back, the count is known at the end, and
