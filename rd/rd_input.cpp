@@ -264,6 +264,13 @@ bool parse_stats(const std::string& text, const std::string& name, RdPoint* p, s
       }
       p->integer_me_path = s->string_or("integer_me_path", "");
       p->version = s->string_or("version", "");
+      if (const JsonValue* c = s->find("config")) {
+        for (const auto& [key, value] : c->object) {
+          if (value.kind == JsonValue::Kind::kString) p->config[key] = value.string;
+          else if (value.kind == JsonValue::Kind::kNumber) p->config[key] = fmt("%.10g", value.number);
+          else if (value.kind == JsonValue::Kind::kBool) p->config[key] = value.boolean ? "true" : "false";
+        }
+      }
       p->energy_interval_s = s->number_or("energy_interval_s", kRdMissing);
       p->energy_gpu_j = s->number_or("energy_gpu_j", kRdMissing);
       p->energy_cpu_j = s->number_or("energy_cpu_j", kRdMissing);

@@ -14,6 +14,7 @@
 // are taken from the list's folder).
 #pragma once
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct RdPoint {
   int frames = 0;
   std::string integer_me_path;   // StatsFile summary: which integer-ME path ran ("cpu twin: ..." etc.)
   std::string version;           // StatsFile summary: the encoder's version, when it records one
+  // StatsFile summary's "config" object (input, width, height, frames, qp_i, gpu_integer_me, ...): what the encode
+  // was run with, as text (numbers as %.10g), so that rdsweep can check a point's files against its command and
+  // bdrate can tell points of different inputs or ME paths apart. Empty for other formats.
+  std::map<std::string, std::string> config;
   // StatsFile summary (common/energy.h): joules over energy_interval_s, or NaN with the reason in *_what.
   double energy_interval_s = kRdMissing;
   double energy_gpu_j = kRdMissing, energy_cpu_j = kRdMissing;

@@ -21,7 +21,6 @@
 #include <map>
 #include <sstream>
 
-#include "common/sha256.h"
 #include "rd/rdsweep_gpus.h"
 
 namespace gme {
@@ -115,8 +114,6 @@ SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJ
     return fail("encoder exited 0 but its StatsFile is unusable: " + why);
   PointRecord rec = ctx.base;
   std::string error;
-  if (!sha256_file(part_name(p.stream()), &rec.stream_sha256, &error))
-    return fail(part_name(p.stream()) + " was not written (" + error + ")");
   struct stat st;
   for (const std::string& f : {p.stream(), p.recon(), p.stats()}) {
     const std::string part = part_name(f);
@@ -129,6 +126,11 @@ SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJ
     }
     if (::rename(part.c_str(), f.c_str()) != 0) return fail(part + ": cannot rename (" + std::strerror(errno) + ")");
   }
+  // Hashed under its final name through the sweep's cache: every later check of the point against point.json
+  // finds the hash there instead of reading the stream again.
+  if (!cached_file_sha256(p.stream(), ctx.prints->hash_cache, &rec.stream_sha256, &error,
+                          ctx.prints->write_hash_cache))
+    return fail(p.stream() + " was not written (" + error + ")");
   if (!write_file_atomically(p.command_file(), command_text(p.argv) + "\n", &error)) return fail(error);
   rec.command = command_text(p.argv);
   rec.encoder_sha256 = ctx.prints->encoder_sha256;

@@ -273,6 +273,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "rdsweep: warning: %s: points are not checked against the encoder binary\n", err.c_str());
     s.prints = SweepFingerprints();
     cached_file_sha256(absolute_path(o.cfg), "", &s.prints.cfg_sha256, &err);
+    s.prints.hash_cache = absolute_path(o.out_dir) + "/.rdsweep/hash";
+    s.prints.write_hash_cache = !o.dry_run && out_exists;
   }
   if (!o.run_point.empty()) return run_one_point(s);
 
@@ -286,6 +288,14 @@ int run(int argc, char** argv) {
     const PointStatus st = point_status(*p, s.prints);
     if (st.state == PointState::kComplete && !o.force) {
       complete++;
+      continue;
+    }
+    if (st.files_changed) {
+      // Named point by point: someone or something wrote over a finished point's files.
+      if (o.report_only) std::fprintf(stderr, "rdsweep: error: %s: %s\n", p->id().c_str(), st.why.c_str());
+      else std::fprintf(stderr, "rdsweep: %s is stale, encoding it again: %s\n", p->id().c_str(), st.why.c_str());
+      reasons["stale: files do not match point.json"]++;
+      todo.push_back(p);
       continue;
     }
     const char* kind = st.state == PointState::kStale ? "stale: " : "";

@@ -62,6 +62,50 @@ bool chooses_gpu_device(const std::vector<std::string>& argv, const std::string&
   return field_to_double(setting_value({}, cfg_text, "GPUDevice"), &v) && v != 0;
 }
 
+// The -p keys of a point's command that its StatsFile's summary records in "config" (lencod/report.cpp), so that a
+// StatsFile of another point or encode copied over stats.jsonl is seen.
+constexpr std::pair<const char*, const char*> kRecordedSettings[] = {
+    {"InputFile", "input"},         {"SourceWidth", "width"},           {"SourceHeight", "height"},
+    {"FramesToBeEncoded", "frames"}, {"StartFrame", "start_frame"},     {"FrameSkip", "frame_skip"},
+    {"FrameRate", "source_frame_rate"}, {"QPISlice", "qp_i"},           {"QPPSlice", "qp_p"},
+    {"IntraPeriod", "intra_period"}, {"IDRPeriod", "idr_period"},       {"SearchRange", "search_range"},
+    {"NumberReferenceFrames", "num_ref_frames"}, {"RDOptimization", "rd_optimization"},
+    {"SliceMode", "slice_mode"},     {"GPUIntegerME", "gpu_integer_me"}, {"GPUTopK", "gpu_top_k"},
+    {"GPUSearchCenter", "gpu_search_center"}, {"GPUSubpelDistortion", "gpu_subpel_distortion"},
+    {"GPUSubpelRanks", "gpu_subpel_ranks"}, {"Threads", "threads"}};
+
+bool same_setting(const std::string& a, const std::string& b) {
+  double x = 0, y = 0;
+  if (field_to_double(a, &x) && field_to_double(b, &y)) return std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(x));
+  return a == b;
+}
+
+// What in the point's files disagrees with its point.json (whose command equals the point's): each item names the
+// file, the field, and both values. Empty when they agree; *error when the stream cannot be read.
+std::vector<std::string> file_mismatches(const SweepPoint& p, const PointStatus& st, const SweepFingerprints& prints,
+                                         std::string* error) {
+  std::vector<std::string> out;
+  const std::string qpp = setting_value(p.argv, "", "QPPSlice");
+  if (st.result.qp >= 0 && !qpp.empty() && !same_setting(std::to_string(st.result.qp), qpp))
+    out.push_back("stats.jsonl summary qp is " + std::to_string(st.result.qp) + ", point.json's command sets QPPSlice=" +
+                  qpp);
+  for (const auto& [key, field] : kRecordedSettings) {
+    const std::string want = setting_value(p.argv, "", key);
+    const auto got = st.result.config.find(field);
+    if (want.empty() || got == st.result.config.end() || same_setting(got->second, want)) continue;
+    out.push_back("stats.jsonl config " + std::string(field) + " is " + got->second + ", point.json's command sets " +
+                  key + "=" + want);
+  }
+  std::string hex;
+  if (!cached_file_sha256(p.stream(), prints.hash_cache, &hex, error, prints.write_hash_cache)) return out;
+  if (st.record.stream_sha256.empty())
+    out.push_back("point.json records no stream SHA-256 to check stream.264 against");
+  else if (hex != st.record.stream_sha256)
+    out.push_back("stream.264's SHA-256 is " + hex.substr(0, 16) + "..., point.json records " +
+                  st.record.stream_sha256.substr(0, 16) + "...");
+  return out;
+}
+
 }  // namespace
 
 std::string absolute_path(const std::string& p) {
@@ -207,6 +251,8 @@ bool cached_file_sha256(const std::string& path, const std::string& cache_dir, s
 bool compute_fingerprints(const SweepOptions& o, const std::vector<SweepSequence>& seqs, SweepFingerprints* f,
                           std::string* error, bool write_cache) {
   const std::string cache = absolute_path(o.out_dir) + "/.rdsweep/hash";
+  f->hash_cache = cache;
+  f->write_hash_cache = write_cache;
   if (!cached_file_sha256(absolute_path(o.lencod), cache, &f->encoder_sha256, error, write_cache)) return false;
   if (!cached_file_sha256(absolute_path(o.cfg), cache, &f->cfg_sha256, error, write_cache)) return false;
   for (const SweepSequence& s : seqs) {
@@ -332,6 +378,22 @@ PointStatus point_status(const SweepPoint& p, const SweepFingerprints& prints) {
   if (::stat(p.stream().c_str(), &sb) != 0) {
     st.state = PointState::kIncomplete;
     st.why = "stream.264 is missing";
+    return st;
+  }
+  // The files themselves, checked against point.json: a complete point's files can still be written over by hand
+  // or by a script, and a copied StatsFile would report one QP at another QP's rate without this.
+  std::string error;
+  const std::vector<std::string> mismatches = file_mismatches(p, st, prints, &error);
+  if (!error.empty()) {
+    st.state = PointState::kIncomplete;
+    st.why = "stream.264 unreadable (" + error + ")";
+    return st;
+  }
+  if (!mismatches.empty()) {
+    st.state = PointState::kStale;
+    st.files_changed = true;
+    st.why = "files do not match point.json: ";
+    for (size_t i = 0; i < mismatches.size(); i++) st.why += (i ? "; " : "") + mismatches[i];
     return st;
   }
   st.state = PointState::kComplete;

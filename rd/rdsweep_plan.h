@@ -76,6 +76,9 @@ struct SweepFingerprints {
   std::string encoder_sha256;                 // the encoder binary
   std::string cfg_sha256;                     // the -f cfg file
   std::map<std::string, std::string> inputs;  // absolute sequence file -> its SHA-256
+  // Where point_status caches the hashes of the points' streams ("" for no cache), and whether it may write there.
+  std::string hash_cache;
+  bool write_hash_cache = true;
 };
 
 // Hashes the encoder, the cfg and every sequence file. A file's hash is cached under OUT/.rdsweep/hash/, keyed by
@@ -119,11 +122,15 @@ struct PointStatus {
   std::string why;      // for every state but complete: one line ("not encoded yet", "encoder binary changed")
   RdPoint result;       // complete: the StatsFile summary
   PointRecord record;   // complete or stale: point.json
+  // Stale because its files no longer match its point.json (a StatsFile of another point copied over, a stream
+  // written over after the encode), not because the sweep changed: `why` names the file and the field.
+  bool files_changed = false;
 };
 
 // Complete: point.json readable and matching the command and fingerprints, stats.jsonl with its summary, and
-// stream.264 present. `prints` may leave a field empty to skip that comparison (--report-only without the
-// encoder binary).
+// stream.264 present, the StatsFile's QPs and configuration agreeing with the -p settings of point.json's command
+// and the stream's SHA-256 with the one point.json records. `prints` may leave a field empty to skip that
+// comparison (--report-only without the encoder binary).
 PointStatus point_status(const SweepPoint& p, const SweepFingerprints& prints);
 
 // Creates a folder and its parents. Returns false with *error on failure.

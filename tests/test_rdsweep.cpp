@@ -371,6 +371,7 @@ PointRecord record_for(const SweepPoint& p, const SweepFingerprints& f) {
   r.encoder_sha256 = f.encoder_sha256;
   r.cfg_sha256 = f.cfg_sha256;
   r.input_sha256 = f.inputs.at(absolute_path(p.seq.file));
+  r.stream_sha256 = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";  // sha256sum of "x"
   r.host = "h";
   r.invocation = "h:1:2";
   r.warnings = {"a \"quoted\" warning"};
@@ -429,6 +430,64 @@ TEST(RdsweepPlan, ResumeNeedsMarkerMatchingCommandAndFingerprints) {
   st = point_status(p, f);
   EXPECT_EQ(st.state, PointState::kFailed);
   EXPECT_EQ(st.why, "failed before: exit status 1: boom");
+}
+
+// A complete point's files, written over after the encode, no longer count as its result: a StatsFile of another
+// QP copied over stats.jsonl, or another stream, makes the point stale and says which file and field.
+TEST(RdsweepPlan, FilesWrittenOverAfterTheEncodeMakeThePointStale) {
+  const std::string out = temp_dir("tamper");
+  const SweepOptions o = small_options(out, "/bin/lencod");
+  const SweepPoint p = build_plan(o, o.sequences)[0];  // s/unmodified/qp30
+  SweepFingerprints f = prints_for(p);
+  f.hash_cache = out + "/.rdsweep/hash";
+  std::string err;
+  make_dirs(p.dir, &err);
+  auto stats = [&](int qp, const std::string& input) {
+    return "{\"frame\":0,\"type\":\"I\",\"qp\":" + std::to_string(qp) +
+           "}\n{\"summary\":{\"kbps\":100,\"psnr_y\":35,\"qp_i\":" + std::to_string(qp) + ",\"qp_p\":" +
+           std::to_string(qp) + ",\"config\":{\"input\":\"" + input + "\",\"width\":176,\"height\":144,"
+           "\"frames\":3,\"qp_i\":" + std::to_string(qp) + ",\"qp_p\":" + std::to_string(qp) +
+           ",\"search_range\":8}}}\n";
+  };
+  write(p.stats(), stats(30, "/clips/s.yuv"));
+  write(p.stream(), "x");
+  ASSERT_TRUE(write_point_record(p, record_for(p, f), &err)) << err;
+  PointStatus st = point_status(p, f);
+  ASSERT_EQ(st.state, PointState::kComplete) << st.why;
+  EXPECT_EQ(st.result.config.at("search_range"), "8");
+  EXPECT_FALSE(st.files_changed);
+  // The qp40 point's StatsFile copied over this one's.
+  write(p.stats(), stats(40, "/clips/s.yuv"));
+  st = point_status(p, f);
+  EXPECT_EQ(st.state, PointState::kStale);
+  EXPECT_TRUE(st.files_changed);
+  EXPECT_NE(st.why.find("stats.jsonl summary qp is 40, point.json's command sets QPPSlice=30"), std::string::npos)
+      << st.why;
+  EXPECT_NE(st.why.find("stats.jsonl config qp_i is 40, point.json's command sets QPISlice=30"), std::string::npos)
+      << st.why;
+  // Another clip's StatsFile at the same QP.
+  write(p.stats(), stats(30, "/clips/other.yuv"));
+  st = point_status(p, f);
+  EXPECT_EQ(st.state, PointState::kStale);
+  EXPECT_EQ(st.why, "files do not match point.json: stats.jsonl config input is /clips/other.yuv, point.json's "
+                    "command sets InputFile=/clips/s.yuv");
+  write(p.stats(), stats(30, "/clips/s.yuv"));
+  EXPECT_EQ(point_status(p, f).state, PointState::kComplete);
+  // The stream written over (its hash was cached above: the cache must follow the file, not the name).
+  write(p.stream(), "garbage");
+  st = point_status(p, f);
+  EXPECT_EQ(st.state, PointState::kStale);
+  EXPECT_TRUE(st.files_changed);
+  EXPECT_NE(st.why.find("stream.264's SHA-256 is "), std::string::npos) << st.why;
+  EXPECT_NE(st.why.find("point.json records 2d711642b726b044..."), std::string::npos) << st.why;
+  // A point.json without the stream's hash cannot vouch for the stream.
+  write(p.stream(), "x");
+  PointRecord r = record_for(p, f);
+  r.stream_sha256.clear();
+  ASSERT_TRUE(write_point_record(p, r, &err));
+  st = point_status(p, f);
+  EXPECT_EQ(st.state, PointState::kStale);
+  EXPECT_NE(st.why.find("point.json records no stream SHA-256"), std::string::npos) << st.why;
 }
 
 TEST(RdsweepPlan, FileHashCacheFollowsTheFile) {
@@ -1064,6 +1123,37 @@ TEST(RdsweepEndToEnd, StalePointsAfterEncoderCfgOrInputChange) {
   r = e.run(args);
   EXPECT_NE(r.out.find("4 to encode (4 stale: input file changed)"), std::string::npos) << r.out;
   EXPECT_NE(e.run(args).out.find("4 complete, 0 to encode"), std::string::npos);
+}
+
+TEST(RdsweepEndToEnd, FilesWrittenOverAreEncodedAgainOrAnErrorWhenCollecting) {
+  if (!have_programs()) GTEST_SKIP() << "bin/rdsweep or bin/lencod not built";
+  const E2E e("tamper");
+  ASSERT_EQ(e.run(e.base()).status, 0);
+  const std::string res = e.d + "/res/tiny/";
+  const std::string good_csv = read(e.d + "/res/results.csv");
+  // The qp40 StatsFile over the qp30 one, and garbage over a stream: collecting names the point and the field.
+  ASSERT_EQ(std::system(("cp " + res + "gpu/qp40/stats.jsonl " + res + "gpu/qp30/stats.jsonl").c_str()), 0);
+  write(res + "unmodified/qp40/stream.264", "garbage");
+  ProgramRun r = e.run(e.base() + " --report-only");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("rdsweep: error: tiny/gpu/qp30: files do not match point.json: stats.jsonl summary qp is 40, "
+                       "point.json's command sets QPPSlice=30"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rdsweep: error: tiny/unmodified/qp40: files do not match point.json: stream.264's SHA-256 "
+                       "is "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 complete, 2 to collect as missing (2 stale: files do not match point.json)"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(read(e.d + "/res/results.csv").find(",gpu,30,"), std::string::npos);  // QP 30 not at QP 40's rate
+  // A sweep encodes both again, saying why, and ends with the results of a clean sweep.
+  r = e.run(e.base());
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rdsweep: tiny/gpu/qp30 is stale, encoding it again: files do not match point.json"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 complete, 2 to encode (2 stale: files do not match point.json)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(result_columns(e.d + "/res/results.csv"), [&] {
+    write(e.d + "/good.csv", good_csv);
+    return result_columns(e.d + "/good.csv");
+  }());
 }
 
 TEST(RdsweepEndToEnd, LencodWarningsOnceAndStrict) {
