@@ -219,22 +219,28 @@ int main(int argc, char** argv) {
       }
     }
     if (o.csv) {
+      // The version as a last column, on every row: a comment line (first or last) is read as a data row by
+      // spreadsheet programs and most CSV readers, and its commas would split it into cells.
+      std::string version = "\"bdrate ";
+      for (char ch : gme::version_string()) version += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      version += "\"";
       std::printf("component,bd_rate_percent,bd_psnr_db,overlap_kbps_lo,overlap_kbps_hi,overlap_psnr_lo,"
-                  "overlap_psnr_hi,warning\n");
+                  "overlap_psnr_hi,warning,version\n");
       for (size_t i = 0; i < comps.size(); i++) {
         const auto& r = results[i];
         std::string w;
         for (const std::string& x : r.warnings) w += (w.empty() ? "" : " | ") + x;
         std::string quoted = "\"";
         for (char ch : w) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        std::printf("%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s\n", kComponentNames[comps[i]], r.bd_rate_percent,
+        std::printf("%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s\n", kComponentNames[comps[i]], r.bd_rate_percent,
                     r.bd_psnr_db, r.overlap_kbps_lo, r.overlap_kbps_hi, r.overlap_psnr_lo, r.overlap_psnr_hi,
-                    w.empty() ? "" : (quoted + "\"").c_str());
+                    w.empty() ? "" : (quoted + "\"").c_str(), version.c_str());
       }
     } else {
       std::printf("anchor : %zu points  %s\n", anchor.size(), describe(o.anchor).c_str());
       std::printf("test   : %zu points  %s\n", test.size(), describe(o.test).c_str());
-      std::printf("method : %s\n\n", gme::bd_method_name(o.method));
+      std::printf("method : %s\n", gme::bd_method_name(o.method));
+      std::printf("version: bdrate %s\n\n", gme::version_string().c_str());
       std::printf("component  BD-rate (%%)  BD-PSNR (dB)  rate overlap (kbit/s)   PSNR overlap (dB)\n");
       for (size_t i = 0; i < comps.size(); i++) {
         const auto& r = results[i];

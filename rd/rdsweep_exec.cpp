@@ -21,6 +21,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/version.h"
 #include "rd/rdsweep_gpus.h"
 
 namespace gme {
@@ -131,7 +132,10 @@ SweepJobResult finish(const SweepPoint& p, int status, double wall, const SweepJ
   if (!cached_file_sha256(p.stream(), ctx.prints->hash_cache, &rec.stream_sha256, &error,
                           ctx.prints->write_hash_cache))
     return fail(p.stream() + " was not written (" + error + ")");
-  if (!write_file_atomically(p.command_file(), command_text(p.argv) + "\n", &error)) return fail(error);
+  // For people only (nothing reads it back): the shell comment keeps it runnable with sh.
+  if (!write_file_atomically(p.command_file(), "# rdsweep " + version_string() + "\n" + command_text(p.argv) + "\n",
+                             &error))
+    return fail(error);
   rec.command = command_text(p.argv);
   rec.encoder_sha256 = ctx.prints->encoder_sha256;
   rec.cfg_sha256 = ctx.prints->cfg_sha256;

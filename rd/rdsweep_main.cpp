@@ -414,6 +414,7 @@ int run(int argc, char** argv) {
                  std::to_string(q.frames) + " frames)";
     plot.x_label = "bit rate (kbit/s)";
     plot.y_label = "PSNR YUV (4Y+U+V)/6 (dB)";
+    plot.provenance = "rdsweep " + version_string() + ", " + rep.date;
     for (const auto& run : o.runs) {
       PlotSeries ser;
       ser.name = run.name;

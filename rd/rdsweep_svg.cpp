@@ -102,7 +102,11 @@ std::string render_svg_plot(const PlotSpec& spec) {
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%.0f", W) + "\" height=\"" + fmt("%.0f", H) +
        "\" viewBox=\"0 0 " + fmt("%.0f", W) + " " + fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  if (!spec.provenance.empty()) o += "<desc>" + xml_escape(spec.provenance) + "</desc>\n";
   o += "<rect x=\"0\" y=\"0\" width=\"" + fmt("%.0f", W) + "\" height=\"" + fmt("%.0f", H) + "\" fill=\"white\"/>\n";
+  if (!spec.provenance.empty())
+    o += "<text x=\"" + fmt("%.1f", W - 4) + "\" y=\"" + fmt("%.1f", H - 3) +
+         "\" text-anchor=\"end\" font-size=\"9\" fill=\"#888888\">" + xml_escape(spec.provenance) + "</text>\n";
   o += "<text x=\"" + fmt("%.1f", W / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" +
        xml_escape(spec.title) + "</text>\n";
   // Grid, ticks and tick labels.

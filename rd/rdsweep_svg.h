@@ -13,6 +13,9 @@ struct PlotSeries {
 
 struct PlotSpec {
   std::string title, x_label, y_label;
+  // Which build made the plot and when ("rdsweep gme264 ... , 2024-05-01 12:00:00 UTC"): written into the SVG's
+  // <desc> and as a small line in the bottom right corner, so a plot copied into a paper keeps its origin.
+  std::string provenance;
   std::vector<PlotSeries> series;
   int width = 720, height = 480;
 };

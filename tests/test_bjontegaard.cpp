@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -646,7 +647,7 @@ TEST(BdrateCli, DegenerateFitWarnsAndFailsUnderStrict) {
   EXPECT_EQ(p.status, 0) << p.err;
   // CSV output carries the warning in its own column.
   const BdrateRun c = run_bdrate("--csv " + a + " " + t);
-  EXPECT_NE(c.out.find(",warning\n"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find(",warning,version\n"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("\"test Y: the cubic fit"), std::string::npos) << c.out;
 }
 
@@ -701,6 +702,34 @@ TEST(BdrateCli, GnuLongOptionsVersionAndReasons) {
   const BdrateRun bad = run_bdrate("--component");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--component needs a value"), std::string::npos) << bad.err;
+}
+
+// Every output names the build that made it: the table in a line of its own, the CSV in a last column of every
+// row (a comment line would be read as a data row by most CSV readers).
+TEST(BdrateCli, TableAndCsvNameTheVersion) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const RefCurves c = curves("x265_presets");
+  const std::string a = curve_csv("v_a.csv", anchor_of(c)), t = curve_csv("v_t.csv", test_of(c));
+  const BdrateRun r = run_bdrate(a + " " + t);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nversion: bdrate gme264 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(git "), std::string::npos) << r.out;
+  const BdrateRun csv = run_bdrate("--csv " + a + " " + t);
+  EXPECT_EQ(csv.status, 0) << csv.err;
+  std::istringstream in(csv.out);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "component,bd_rate_percent,bd_psnr_db,overlap_kbps_lo,overlap_kbps_hi,overlap_psnr_lo,"
+                  "overlap_psnr_hi,warning,version");
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = split_csv_line(line);
+    ASSERT_EQ(f.size(), 9u) << line;
+    EXPECT_EQ(f[8].rfind("bdrate gme264 ", 0), 0u) << line;
+    EXPECT_NE(f[8].find("(git "), std::string::npos) << line;
+    rows++;
+  }
+  EXPECT_GE(rows, 1);
 }
 
 TEST(RdJson, ParsesAndRejects) {

@@ -962,6 +962,14 @@ TEST(RdsweepSvg, WellFormedWithOneCurvePerRunAndLegend) {
   EXPECT_NE(svg.find(">bit rate (kbit/s)</text>"), std::string::npos);
   EXPECT_NE(svg.find(">1200</text>"), std::string::npos);  // the x axis reaches past 1030
   EXPECT_NE(svg.find(">36</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("<desc>"), std::string::npos);  // nothing to say, no element
+  // The build and date that made the plot: in <desc> and as a visible line.
+  p.provenance = "rdsweep gme264 1.0 (git abc, g++ <12>), 2024-05-01 12:00:00 UTC";
+  const std::string signed_svg = render_svg_plot(p);
+  EXPECT_TRUE(well_formed_xml(signed_svg, &why)) << why;
+  EXPECT_NE(signed_svg.find("<desc>rdsweep gme264 1.0 (git abc, g++ &lt;12&gt;), 2024-05-01 12:00:00 UTC</desc>"),
+            std::string::npos) << signed_svg;
+  EXPECT_NE(signed_svg.find("font-size=\"9\" fill=\"#888888\">rdsweep gme264 1.0"), std::string::npos) << signed_svg;
   // The checker itself rejects broken documents.
   EXPECT_FALSE(well_formed_xml("<svg><g></svg>", &why));
   EXPECT_FALSE(well_formed_xml("<svg a=1/>", &why));
@@ -1090,6 +1098,16 @@ TEST(RdsweepEndToEnd, VersionProvenanceAndConsoleHonesty) {
   EXPECT_NE(report.find("; GPU: "), std::string::npos) << report;
   EXPECT_NE(report.find("parallel, -j 2 (2 encodes at once)"), std::string::npos) << report;
   EXPECT_NE(report.find("## Energy (Table 3 form)"), std::string::npos) << report;
+  // The plot and each point's command.txt name the build too; command.txt's second line is point.json's command.
+  const std::string svg = read(e.d + "/res/tiny/rd.svg");
+  EXPECT_NE(svg.find("<desc>rdsweep " + version_string() + ", "), std::string::npos) << svg;
+  EXPECT_NE(svg.find(" UTC</text>"), std::string::npos) << svg;
+  const std::string command = read(e.d + "/res/tiny/gpu/qp30/command.txt");
+  EXPECT_EQ(command.rfind("# rdsweep " + version_string() + "\n", 0), 0u) << command;
+  PointRecord rec;
+  std::string why;
+  ASSERT_TRUE(read_point_record(e.d + "/res/tiny/gpu/qp30/point.json", &rec, &why)) << why;
+  EXPECT_EQ(command.substr(command.find('\n') + 1), rec.command + "\n");
   // Without a GPU the gpu run used the CPU twin, and the console says so.
   if (r.out.find("cpu twin") != std::string::npos) {
     EXPECT_NE(r.out.find("note: run gpu used the CPU twin, not a GPU, for integer ME on 2 of its 2 points"),
