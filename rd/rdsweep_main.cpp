@@ -249,7 +249,9 @@ int run(int argc, char** argv) {
       std::printf("rdsweep %s\n", version_string().c_str());
       return 0;
     }
-    s.seqs = select_sequences(s.o);
+    std::vector<std::string> warnings;
+    s.seqs = select_sequences(s.o, &warnings);
+    for (const std::string& w : warnings) std::fprintf(stderr, "rdsweep: warning: %s\n", w.c_str());
   } catch (const SweepError& e) {
     return fail(e.what());
   }

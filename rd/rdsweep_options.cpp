@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <strings.h>
 
 #include "rd/rd_input.h"
 #include "rd/rdsweep_plan.h"
@@ -124,6 +125,36 @@ SweepSequence parse_sequence_item(const std::string& item) {
   return s;
 }
 
+// The lencod keys that build_plan sets on every point (rd/rdsweep_plan.cpp), with the rdsweep option that sets
+// them instead. A -p or --run value for one of them was either overridden by the sweep (QPs, file names) while
+// report.md listed it as a setting, or overrode the sequence behind the sweep's back (the report would name one
+// clip, size or frame count and the encoder use another). lencod compares keys without case, so does this.
+namespace {
+
+const char* sweep_key_option(const std::string& key) {
+  static const std::pair<const char*, const char*> kOwned[] = {
+      {"QPISlice", "--qp"}, {"QPPSlice", "--qp"},
+      {"OutputFile", "--out (the sweep names each point's files)"},
+      {"ReconFile", "--out, or --no-recon for no reconstruction"},
+      {"StatsFile", "--out (the sweep names each point's files)"},
+      {"InputFile", "a sequence item NAME=FILE:WxH:FRAMES[:FPS] or --manifest"},
+      {"SourceWidth", "a sequence item NAME=FILE:WxH:FRAMES[:FPS] or --manifest"},
+      {"SourceHeight", "a sequence item NAME=FILE:WxH:FRAMES[:FPS] or --manifest"},
+      {"FrameRate", "a sequence item NAME=FILE:WxH:FRAMES:FPS or --manifest"},
+      {"FramesToBeEncoded", "--frames"}};
+  const std::string k = trim(key);
+  for (const auto& [name, option] : kOwned)
+    if (strcasecmp(k.c_str(), name) == 0) return option;
+  return nullptr;
+}
+
+void check_not_sweep_key(const std::string& key, const std::string& where) {
+  if (const char* option = sweep_key_option(key))
+    throw SweepError(where + ": " + trim(key) + " is set by the sweep itself for every point; use " + option);
+}
+
+}  // namespace
+
 SweepRun parse_run_item(const std::string& item) {
   const size_t colon = item.find(':');
   SweepRun r;
@@ -139,6 +170,7 @@ SweepRun parse_run_item(const std::string& item) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || trim(kv.substr(0, eq)).empty())
       throw SweepError("run '" + item + "': setting '" + kv + "' is not Key=Value");
+    check_not_sweep_key(kv.substr(0, eq), "run '" + item + "'");
     r.params.emplace_back(trim(kv.substr(0, eq)), trim(kv.substr(eq + 1)));
   }
   return r;
@@ -266,6 +298,7 @@ SweepOptions parse_sweep_args(const std::vector<std::string>& args, int default_
       case 'p':
         if (val.find('=') == std::string::npos || val.find('=') == 0)
           throw SweepError("-p '" + val + "' is not Key=Value");
+        check_not_sweep_key(val.substr(0, val.find('=')), "-p '" + val + "'");
         o.overrides.push_back(val);
         break;
       case kFrames: positive("--frames", &o.frames); break;
@@ -433,7 +466,7 @@ std::vector<SweepSequence> read_manifest(const std::string& path) {
   return out;
 }
 
-std::vector<SweepSequence> select_sequences(const SweepOptions& o) {
+std::vector<SweepSequence> select_sequences(const SweepOptions& o, std::vector<std::string>* warnings) {
   std::vector<SweepSequence> all = o.sequences.empty() ? read_manifest(o.manifest) : o.sequences;
   std::vector<SweepSequence> out;
   if (o.seq_filter.empty()) {
@@ -451,7 +484,13 @@ std::vector<SweepSequence> select_sequences(const SweepOptions& o) {
     }
   }
   if (o.frames > 0)
-    for (auto& s : out) s.frames = std::min(s.frames, o.frames);
+    for (auto& s : out) {
+      if (s.frames < o.frames && warnings)
+        warnings->push_back("--frames " + std::to_string(o.frames) + ": sequence " + s.name + " has " +
+                            std::to_string(s.frames) + " frame" + (s.frames == 1 ? "" : "s") + "; encoding " +
+                            std::to_string(s.frames));
+      s.frames = std::min(s.frames, o.frames);
+    }
   return out;
 }
 

@@ -99,8 +99,8 @@ std::vector<std::string> plan_arguments(const SweepOptions& o);
 std::vector<SweepSequence> read_manifest(const std::string& path);
 
 // The sequences to encode: inline items or the manifest, filtered by --seq (an unknown name is an error), with
-// --frames applied (never more frames than a clip has).
-std::vector<SweepSequence> select_sequences(const SweepOptions& o);
+// --frames applied (never more frames than a clip has: *warnings gets one line per sequence that has fewer).
+std::vector<SweepSequence> select_sequences(const SweepOptions& o, std::vector<std::string>* warnings = nullptr);
 
 extern const char* const kSweepUsage;
 

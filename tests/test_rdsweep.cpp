@@ -132,6 +132,19 @@ TEST(RdsweepArgs, Errors) {
   EXPECT_NE(error_of({"-f", "a", "-j", "0"}).find("-j '0' is not a positive integer"), std::string::npos);
   EXPECT_NE(error_of({"-f", "a", "-p", "QPISlice"}).find("is not Key=Value"), std::string::npos);
   EXPECT_NE(error_of({"-f"}).find("option -f needs a value"), std::string::npos);
+  // Keys the sweep sets on every point: overridden (QPs, files) or overriding the sequence behind the report's back.
+  EXPECT_EQ(error_of({"-f", "a", "-p", "QPISlice=20"}),
+            "-p 'QPISlice=20': QPISlice is set by the sweep itself for every point; use --qp");
+  EXPECT_NE(error_of({"-f", "a", "-p", "qppslice = 20"}).find("qppslice is set by the sweep itself for every point; "
+                                                             "use --qp"), std::string::npos);  // lencod ignores case
+  EXPECT_NE(error_of({"-f", "a", "--run", "x:GPUIntegerME=1,QPPSlice=20"})
+                .find("run 'x:GPUIntegerME=1,QPPSlice=20': QPPSlice is set by the sweep itself"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "-p", "FramesToBeEncoded=5"}).find("use --frames"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "-p", "ReconFile=r.yuv"}).find("use --out, or --no-recon"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "-p", "StatsFile=s.jsonl"}).find("use --out"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "-p", "InputFile=x.yuv"}).find("use a sequence item"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "a", "-p", "SourceWidth=64"}).find("use a sequence item"), std::string::npos);
+  EXPECT_EQ(error_of({"-f", "a", "-p", "SearchRange=8", "--run", "x:GPUTopK=8"}), "");  // other keys are the user's
   EXPECT_TRUE(parse_sweep_args({"--help"}, 1, "l").help);
   EXPECT_TRUE(parse_sweep_args({"--version"}, 1, "l").version);
 }
@@ -254,8 +267,12 @@ TEST(RdsweepManifest, ReadsResolvesAndFilters) {
   ASSERT_EQ(sel.size(), 1u);
   EXPECT_EQ(sel[0].name, "b");
   EXPECT_EQ(sel[0].frames, 4);
-  o.frames = 100;  // never more frames than the clip has
-  EXPECT_EQ(select_sequences(o)[0].frames, 30);
+  std::vector<std::string> warnings;
+  select_sequences(o, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  o.frames = 100;  // never more frames than the clip has, and said
+  EXPECT_EQ(select_sequences(o, &warnings)[0].frames, 30);
+  EXPECT_EQ(warnings, std::vector<std::string>{"--frames 100: sequence b has 30 frames; encoding 30"});
   o.seq_filter = {"zz"};
   try {
     select_sequences(o);
@@ -1172,6 +1189,25 @@ TEST(RdsweepEndToEnd, FilesWrittenOverAreEncodedAgainOrAnErrorWhenCollecting) {
     write(e.d + "/good.csv", good_csv);
     return result_columns(e.d + "/good.csv");
   }());
+}
+
+// --frames beyond a clip's length encodes the clip's frames, and the console says so once per sequence; -p of a key
+// the sweep sets is an error before anything is encoded.
+TEST(RdsweepEndToEnd, FramesCutToTheClipAreSaidAndSweepKeysRefused) {
+  if (!have_programs()) GTEST_SKIP() << "bin/rdsweep or bin/lencod not built";
+  const E2E e("frames");
+  const ProgramRun r = e.run(e.base() + " --frames 8 -n");
+  EXPECT_EQ(r.status, 0) << r.out;
+  const std::string w = "rdsweep: warning: --frames 8: sequence tiny has 3 frames; encoding 3\n";
+  EXPECT_NE(r.out.find(w), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(w), r.out.rfind(w)) << r.out;
+  EXPECT_NE(r.out.find("FramesToBeEncoded=3"), std::string::npos) << r.out;
+  EXPECT_EQ(e.run(e.base() + " --frames 2 -n").out.find("warning: --frames"), std::string::npos);
+  const ProgramRun p = e.run(e.base() + " -p QPISlice=20");
+  EXPECT_EQ(p.status, 2) << p.out;
+  EXPECT_NE(p.out.find("rdsweep: error: -p 'QPISlice=20': QPISlice is set by the sweep itself for every point; use "
+                       "--qp"), std::string::npos) << p.out;
+  EXPECT_FALSE(exists(e.d + "/res"));
 }
 
 TEST(RdsweepEndToEnd, LencodWarningsOnceAndStrict) {
