@@ -157,6 +157,62 @@ std::vector<gme::RdPoint> read_curve(const std::vector<std::string>& specs) {
   return pts;
 }
 
+// What a StatsFile says was encoded ("input a.yuv, 176x144, 10 frames"), "" when the point records none of it.
+std::string encoded_what(const gme::RdPoint& p) {
+  auto get = [&](const char* k) {
+    const auto it = p.config.find(k);
+    return it == p.config.end() ? std::string("?") : it->second;
+  };
+  if (!p.config.count("input") && !p.config.count("width") && !p.config.count("frames")) return "";
+  return "input " + get("input") + ", " + get("width") + "x" + get("height") + ", " + get("frames") + " frames";
+}
+
+// Points that cannot belong together, where the inputs record it (StatsFiles): a curve whose points encoded
+// different inputs, sizes or frame counts, or ran different integer-ME paths (GPUIntegerME), is two runs mixed; two
+// curves of different inputs compare nothing; a point in both curves is a mistake in the command line.
+std::vector<std::string> cross_check(const std::vector<gme::RdPoint>& anchor, const std::vector<gme::RdPoint>& test) {
+  std::vector<std::string> out;
+  std::string what[2];
+  for (int k = 0; k < 2; k++) {
+    const std::vector<gme::RdPoint>& curve = k ? test : anchor;
+    const char* name = k ? "test" : "anchor";
+    const gme::RdPoint* first = nullptr;
+    const gme::RdPoint* first_me = nullptr;
+    bool mixed = false, me_mixed = false;
+    for (const gme::RdPoint& p : curve) {
+      const std::string w = encoded_what(p);
+      if (!w.empty()) {
+        if (!first) {
+          first = &p;
+          what[k] = w;
+        } else if (w != what[k] && !mixed) {
+          out.push_back(std::string("the ") + name + " curve mixes encodes: " + first->origin + " (" + what[k] +
+                        ") and " + p.origin + " (" + w + ")");
+          mixed = true;
+        }
+      }
+      const auto me = p.config.find("gpu_integer_me");
+      if (me == p.config.end() || me_mixed) continue;
+      if (!first_me) {
+        first_me = &p;
+      } else if (first_me->config.at("gpu_integer_me") != me->second) {
+        out.push_back(std::string("the ") + name + " curve mixes integer-ME paths: " + first_me->origin +
+                      " has GPUIntegerME " + first_me->config.at("gpu_integer_me") + ", " + p.origin + " has " +
+                      me->second);
+        me_mixed = true;  // once per curve
+      }
+    }
+    if (mixed) what[k].clear();
+  }
+  if (!what[0].empty() && !what[1].empty() && what[0] != what[1])
+    out.push_back("the curves encode different things: anchor " + what[0] + ", test " + what[1]);
+  for (const gme::RdPoint& a : anchor)
+    for (const gme::RdPoint& t : test)
+      if (!a.identity.empty() && a.identity == t.identity)
+        out.push_back("the same point is in both curves: " + a.origin + (a.origin == t.origin ? "" : " = " + t.origin));
+  return out;
+}
+
 std::string describe(const std::vector<std::string>& specs) {
   std::string d;
   for (const auto& s : specs) d += (d.empty() ? "" : " ") + s;
@@ -180,6 +236,10 @@ int main(int argc, char** argv) {
   int warnings = 0;
   try {
     const std::vector<gme::RdPoint> anchor = read_curve(o.anchor), test = read_curve(o.test);
+    for (const std::string& w : cross_check(anchor, test)) {
+      std::fprintf(stderr, "bdrate: %s: %s\n", o.strict ? "error" : "warning", w.c_str());
+      warnings++;
+    }
     std::vector<int> comps = o.components;
     if (comps.empty()) {
       for (int c = 0; c < 4; c++) {

@@ -475,7 +475,13 @@ void read_spec(const std::string& spec, int depth, std::vector<RdPoint>* out) {
   if (pts.empty())
     throw RdInputError(path + ": no rate-distortion point" +
                        (filters.empty() ? std::string(" in the file") : std::string(" matches the filter")));
-  out->insert(out->end(), pts.begin(), pts.end());
+  char* real = ::realpath(path.c_str(), nullptr);
+  const std::string resolved = real ? real : path;
+  std::free(real);
+  for (RdPoint p : pts) {
+    p.identity = p.origin.rfind(path, 0) == 0 ? resolved + p.origin.substr(path.size()) : p.origin;
+    out->push_back(p);
+  }
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ struct RdPoint {
   double energy_gpu_j = kRdMissing, energy_cpu_j = kRdMissing;
   std::string energy_gpu_what, energy_cpu_what;
   std::string origin;            // "file" or "file:line", for messages
+  std::string identity;          // origin with the file's real path (read_rd_points): one point named twice, by
+                                 // two paths or specs, has one identity
 };
 
 enum class RdFormat { kUnknown, kCsv, kStatsFile, kJmStats, kJmLog, kConsoleLog };

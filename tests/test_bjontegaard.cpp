@@ -732,6 +732,67 @@ TEST(BdrateCli, TableAndCsvNameTheVersion) {
   EXPECT_GE(rows, 1);
 }
 
+// A StatsFile point as lencod writes it (doc/STATS.md), with what the encode was run with.
+std::string stats_point(const std::string& name, double kbps, double psnr, const std::string& input, int frames,
+                        int gpu) {
+  return write_temp(name, "{\"summary\":{\"frames\":" + std::to_string(frames) + ",\"kbps\":" +
+                              std::to_string(kbps) + ",\"psnr_y\":" + std::to_string(psnr) +
+                              ",\"config\":{\"input\":\"" + input + "\",\"width\":176,\"height\":144,"
+                              "\"frames\":" + std::to_string(frames) + ",\"gpu_integer_me\":" +
+                              std::to_string(gpu) + "}}}\n");
+}
+
+// Points that cannot belong together, where StatsFiles record it: a curve mixing runs or clips, curves of different
+// clips, one file in both curves. Each is a warning, an error under --strict.
+TEST(BdrateCli, StatsFilePointsAreCrossChecked) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const double rate[4] = {100, 200, 400, 800}, psnr[4] = {30, 33, 36, 39};
+  std::string a, t;
+  for (int i = 0; i < 4; i++) {
+    a += " " + stats_point("xa" + std::to_string(i) + ".jsonl", rate[i], psnr[i], "/c/s.yuv", 10, 0);
+    t += " " + stats_point("xt" + std::to_string(i) + ".jsonl", rate[i] * 1.1, psnr[i], "/c/s.yuv", 10, 1);
+  }
+  const BdrateRun clean = run_bdrate("--pchip --strict -a" + a + " -t" + t);
+  EXPECT_EQ(clean.status, 0) << clean.err;
+  EXPECT_TRUE(clean.err.empty()) << clean.err;
+  // The anchor's last point taken from the test run (another ME path), and that file in both curves.
+  const std::string t3 = scratch_dir() + "bd_xt3.jsonl";
+  const std::string mixed_a = a.substr(0, a.rfind(' ')) + " " + t3;
+  BdrateRun r = run_bdrate("--pchip -a" + mixed_a + " -t" + t);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("bdrate: warning: the anchor curve mixes integer-ME paths: " + scratch_dir() +
+                       "bd_xa0.jsonl has GPUIntegerME 0, " + t3 + " has 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bdrate: warning: the same point is in both curves: " + t3), std::string::npos) << r.err;
+  r = run_bdrate("--pchip --strict -a" + mixed_a + " -t" + t);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("bdrate: error: the anchor curve mixes integer-ME paths"), std::string::npos) << r.err;
+  // The same file through another path is the same point.
+  r = run_bdrate("--pchip -a" + a.substr(0, a.rfind(' ')) + " " + scratch_dir() + "./bd_xt3.jsonl -t" + t);
+  EXPECT_NE(r.err.find("the same point is in both curves: " + scratch_dir() + "./bd_xt3.jsonl = " + t3),
+            std::string::npos) << r.err;
+  // Another clip or frame count inside a curve, and curves of different clips.
+  const std::string other = stats_point("xo.jsonl", 800, 39, "/c/other.yuv", 10, 0);
+  r = run_bdrate("--pchip --strict -a" + a.substr(0, a.rfind(' ')) + " " + other + " -t" + t);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bdrate: error: the anchor curve mixes encodes: " + scratch_dir() + "bd_xa0.jsonl (input "
+                       "/c/s.yuv, 176x144, 10 frames) and " + other + " (input /c/other.yuv, 176x144, 10 frames)"),
+            std::string::npos) << r.err;
+  const std::string short_a = stats_point("xf.jsonl", 800, 39, "/c/s.yuv", 5, 0);
+  r = run_bdrate("--pchip -a" + a.substr(0, a.rfind(' ')) + " " + short_a + " -t" + t);
+  EXPECT_NE(r.err.find("(input /c/s.yuv, 176x144, 5 frames)"), std::string::npos) << r.err;
+  std::string o;
+  for (int i = 0; i < 4; i++)
+    o += " " + stats_point("xq" + std::to_string(i) + ".jsonl", rate[i] * 1.1, psnr[i], "/c/other.yuv", 10, 1);
+  r = run_bdrate("--pchip -a" + a + " -t" + o);
+  EXPECT_NE(r.err.find("bdrate: warning: the curves encode different things: anchor input /c/s.yuv, 176x144, 10 "
+                       "frames, test input /c/other.yuv, 176x144, 10 frames"), std::string::npos) << r.err;
+  // CSV rows carry no such record: one results.csv giving both curves through filters is fine.
+  const std::string csv = write_temp("x_rows.csv", "run,kbps,psnr_y\na,100,30\na,200,33\na,400,36\na,800,39\n"
+                                                 "b,110,30\nb,220,33\nb,440,36\nb,880,39\n");
+  r = run_bdrate("--strict '" + csv + "#run=a' '" + csv + "#run=b'");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
 TEST(RdJson, ParsesAndRejects) {
   JsonValue v;
   std::string err;
