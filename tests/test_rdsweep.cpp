@@ -1408,10 +1408,17 @@ TEST(RdsweepEndToEnd, EnergyTableFromTheCountersOrSaysWhatIsMissing) {
   EXPECT_NE(read(e.d + "/fake/results.csv").find(",1.500,,"), std::string::npos);
 }
 
-// Starts rdsweep as a child with default signal dispositions (a shell's background job ignores SIGINT).
+// Starts rdsweep as a child with default signal dispositions and no blocked signal, whatever this test program
+// inherited: a non-interactive shell starts a background job with SIGINT and SIGQUIT ignored, an ignored signal
+// stays ignored across exec, and rdsweep rightly keeps ignoring what its caller ignores (nohup), so the tests'
+// signals would not reach it.
 pid_t start_sweep(const E2E& e, const std::string& args, const std::string& log) {
   const pid_t pid = ::fork();
   if (pid == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
