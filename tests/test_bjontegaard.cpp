@@ -287,7 +287,7 @@ std::string spec_error(const std::string& spec) {
   return "";
 }
 
-// nan and inf parse as doubles; taken as values they used to become "missing" and drop the whole component.
+// nan and inf parse as doubles; taken as values they would read as "missing" and drop the whole component.
 TEST(RdInput, NonFiniteAndOutOfDomainValuesAreErrors) {
   const std::string nan = write_temp("nan.csv", "kbps,psnr_y\n100,nan\n200,33\n400,36\n800,39\n");
   EXPECT_NE(spec_error(nan).find("bd_nan.csv:2: column psnr_y is 'nan', expected a number"), std::string::npos)
