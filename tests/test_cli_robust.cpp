@@ -206,7 +206,7 @@ class CliRobust : public ::testing::Test {
   TempDir logs{"robust_logs"};
 };
 
-// ---- A failed commit leaves every existing output as it was: a run that cannot finish must not cost old results.
+// ---- Outputs are replaced all or none: a run that cannot finish must not cost the results of an earlier run.
 
 TEST_F(CliRobust, FileSizeLimitInTheLastOutputLeavesOldOutputsUntouched) {
   write_text(dir.file("in.yuv"), clip(16, 16, 1));
