@@ -609,7 +609,8 @@ void print_help(std::ostream& o) {
        "   (DisableThresholding, I16RDOpt, CtxAdptLagrangeMult, UseRDOQuant, SearchMode 1-3, RDOptimization 2-4,\n"
        "   ...) accept any value; those gme264 does not honour are named in one warning line with what it does\n"
        "   instead (JM's defaults are all honoured). Keys that cannot change the result (B-slice, rate-control,\n"
-       "   VUI and trace settings, SubMBCodingState) are accepted and ignored. Unknown keys give one warning line.\n";
+       "   VUI and trace settings, SubMBCodingState) are accepted and ignored, a number where JM reads a number.\n"
+       "   Unknown keys give one warning line.\n";
 }
 
 }  // namespace gme
