@@ -170,6 +170,47 @@ void warn_degenerate_slices(const EncoderParams& p, const std::map<std::string, 
          "so every slice holds one macroblock (" + std::to_string(mbs) + " slices per picture)");
 }
 
+// Settings that act only while another key is on: a value other than the default, set while that key is off,
+// changes nothing (as in JM), which the user learns here instead of from streams that do not differ.
+void warn_inert_settings(const EncoderParams& p, const std::map<std::string, std::string>& origins) {
+  const EncoderParams d;
+  struct Setting {
+    const char* key;
+    bool differs;
+    std::string value;
+  };
+  auto warn_set = [&](const std::vector<Setting>& settings, const char* switch_key, const std::string& why) {
+    std::string list;
+    int n = 0;
+    for (const Setting& st : settings) {
+      if (!st.differs || !origins.count(st.key)) continue;
+      list += (n++ ? ", " : "") + std::string(st.key) + " = " + st.value + " (" + origin_of(origins, st.key) + ")";
+    }
+    if (n > 0)
+      warn(list + (n > 1 ? " have" : " has") + " no effect with " + switch_key + " = 0 (" +
+           origin_of(origins, switch_key) + "): " + why);
+  };
+  auto i = [](int v) { return std::to_string(v); };
+  if (!p.df_parameters_flag)
+    warn_set({{"DFDisableRefISlice", p.df_disable_idc[0] != d.df_disable_idc[0], i(p.df_disable_idc[0])},
+              {"DFAlphaRefISlice", p.df_alpha[0] != d.df_alpha[0], i(p.df_alpha[0])},
+              {"DFBetaRefISlice", p.df_beta[0] != d.df_beta[0], i(p.df_beta[0])},
+              {"DFDisableRefPSlice", p.df_disable_idc[1] != d.df_disable_idc[1], i(p.df_disable_idc[1])},
+              {"DFAlphaRefPSlice", p.df_alpha[1] != d.df_alpha[1], i(p.df_alpha[1])},
+              {"DFBetaRefPSlice", p.df_beta[1] != d.df_beta[1], i(p.df_beta[1])}},
+             "DFParametersFlag",
+             "the slice headers carry no deblocking parameters, so the standard filter runs (set DFParametersFlag = 1)");
+  if (!p.adaptive_rounding)
+    warn_set({{"AdaptRoundingFixed", p.adapt_rounding_fixed != d.adapt_rounding_fixed, i(p.adapt_rounding_fixed)},
+              {"AdaptRndPeriod", p.adapt_rnd_period != d.adapt_rnd_period, i(p.adapt_rnd_period)},
+              {"AdaptRndChroma", p.adapt_rnd_chroma != d.adapt_rnd_chroma, i(p.adapt_rnd_chroma)},
+              {"AdaptRndWFactorIRef", p.adapt_rnd_wfactor_i_ref != d.adapt_rnd_wfactor_i_ref,
+               i(p.adapt_rnd_wfactor_i_ref)},
+              {"AdaptRndWFactorPRef", p.adapt_rnd_wfactor_p_ref != d.adapt_rnd_wfactor_p_ref,
+               i(p.adapt_rnd_wfactor_p_ref)}},
+             "AdaptiveRounding", "the fixed rounding offsets are used (set AdaptiveRounding = 1)");
+}
+
 void print_parameters(const EncoderParams& p, std::ostream& o) {
   const char* metric[3] = {"SAD", "SSE", "Hadamard SAD"};
   char b[256];
@@ -237,6 +278,7 @@ int run(int argc, const char* const* argv) {
   }
   warn_degenerate_slices(p, cl.origins);
   for (const std::string& w : level_warnings(p)) warn(w);
+  warn_inert_settings(p, cl.origins);
   const int64_t count = reader->count_frames();
   if (p.frames_to_encode == -1 && count >= 0) {
     const int64_t n = codable_frames(count, p.start_frame, p.frame_skip);

@@ -451,6 +451,31 @@ TEST_F(CliRobust, LevelLimitsRefuseReferencesAndWarnOfSizeAndRate) {
   EXPECT_EQ(r.err, "");
 }
 
+// A setting that acts only while another key is on, set to other than its default while that key is off, is
+// named with the key that would make it act; the stream is the same as without it.
+TEST_F(CliRobust, SettingsThatCannotActWhileTheirSwitchIsOffAreWarned) {
+  write_text(dir.file("in.yuv"), clip(32, 32, 2));
+  Result r = lencod({"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "OutputFile=a.264",
+                     "DFParametersFlag=0", "DFAlphaRefISlice=3", "AdaptiveRounding=0", "AdaptRndPeriod=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: DFAlphaRefISlice = 3 (-p 'DFAlphaRefISlice=3') has no effect with "
+                              "DFParametersFlag = 0 (-p 'DFParametersFlag=0')"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "lencod: warning: AdaptRndPeriod = 1 (-p 'AdaptRndPeriod=1') has no effect with "
+                              "AdaptiveRounding = 0"))
+      << r.err;
+  EXPECT_EQ(count_lines(r.err), 2) << r.err;
+  r = lencod({"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "OutputFile=b.264"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(read_text(dir.file("a.264")), read_text(dir.file("b.264")));
+  // Switched on, the same settings act and nothing is said.
+  r = lencod({"InputFile=in.yuv", "SourceWidth=32", "SourceHeight=32", "OutputFile=c.264", "DFParametersFlag=1",
+              "DFAlphaRefISlice=3", "AdaptiveRounding=1", "AdaptRndPeriod=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 // Slice settings that are valid but cannot act as written are named once the picture size is known.
 TEST_F(CliRobust, SliceArgumentsThatCannotActAreWarned) {
   write_text(dir.file("in.yuv"), clip(32, 32, 1));  // 4 macroblocks
