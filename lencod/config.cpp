@@ -5,7 +5,6 @@
 // '#'; "" is the empty string; CR is ignored; "Key=Value" without blanks is accepted too (JM's -p form).
 #include "lencod/config.h"
 
-#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/yuv_io.h"
 #include "encoder/params_check.h"
 #include "lencod/config_keys.h"
 
@@ -82,12 +82,6 @@ bool parse_double(const std::string& s, double* v) {
   if (errno != 0 || *end != '\0' || !std::isfinite(x)) return false;
   *v = x;
   return true;
-}
-
-// ".Y4M" is a y4m file as much as ".y4m" is.
-bool ends_with_nocase(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && strcasecmp(s.c_str() + s.size() - n, suffix) == 0;
 }
 
 // Length of the valid UTF-8 sequence starting at s[i] (0 if none): such text is shown as it is.
@@ -421,7 +415,7 @@ EncoderParams ConfigBuilder::finish(std::vector<std::string>* warnings) const {
 
   // Input type decides whether the size comes from the configuration.
   const Assignment* in = last("InputFile");
-  const bool y4m = in && ends_with_nocase(in->value, ".y4m");
+  const bool y4m = in && is_y4m_name(in->value);  // the reader's own test, suffix case ignored
 
   // Conversion. The ranges of encoder parameters are the encoder's to check (below); here only what conversion
   // itself needs (an int must hold the value, a flag is 0 or 1) and the keys that are no encoder parameter.
