@@ -267,8 +267,8 @@ int main(int argc, char** argv) {
     std::vector<gme::BdResult> results;
     for (int c : comps) {
       gme::BdCurve a{"anchor", {}, {}}, t{"test", {}, {}};
-      for (const auto& p : anchor) { a.kbps.push_back(p.kbps); a.psnr.push_back(component(p, c)); }
-      for (const auto& p : test) { t.kbps.push_back(p.kbps); t.psnr.push_back(component(p, c)); }
+      for (const auto& p : anchor) { a.kbps.push_back(p.kbps); a.psnr.push_back(component(p, c)); a.origin.push_back(p.origin); }
+      for (const auto& p : test) { t.kbps.push_back(p.kbps); t.psnr.push_back(component(p, c)); t.origin.push_back(p.origin); }
       a.name = std::string("anchor ") + kComponentNames[c];
       t.name = std::string("test ") + kComponentNames[c];
       results.push_back(gme::bjontegaard(a, t, o.method));

@@ -18,6 +18,13 @@ struct SortedCurve {
   std::vector<double> psnr;
 };
 
+// "point 3 (anchor.csv:4)": the point as the user can find it (its place in the input, where known).
+std::string point_name(const BdCurve& c, size_t i) {
+  std::string s = "point " + std::to_string(i + 1);
+  if (i < c.origin.size() && !c.origin[i].empty()) s += " (" + c.origin[i] + ")";
+  return s;
+}
+
 SortedCurve validate(const BdCurve& c) {
   if (c.kbps.size() != c.psnr.size())
     throw BdError(c.name + ": " + std::to_string(c.kbps.size()) + " rates but " + std::to_string(c.psnr.size()) +
@@ -30,10 +37,10 @@ SortedCurve validate(const BdCurve& c) {
   std::iota(order.begin(), order.end(), 0);
   for (size_t i = 0; i < n; i++) {
     if (!std::isfinite(c.kbps[i]) || !(c.kbps[i] > 0))
-      throw BdError(c.name + ": point " + std::to_string(i + 1) + " has rate " + fmt("%g", c.kbps[i]) +
+      throw BdError(c.name + ": " + point_name(c, i) + " has rate " + fmt("%g", c.kbps[i]) +
                     " kbit/s, expected a positive number");
     if (!std::isfinite(c.psnr[i]))
-      throw BdError(c.name + ": point " + std::to_string(i + 1) + " has no PSNR value");
+      throw BdError(c.name + ": " + point_name(c, i) + " has no PSNR value");
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c.kbps[a] < c.kbps[b]; });
   SortedCurve s;
@@ -44,11 +51,12 @@ SortedCurve validate(const BdCurve& c) {
       // Both fits need a one-to-one rate <-> PSNR relation; a curve that is not strictly increasing means a broken
       // encode or mixed-up points, and any delta computed from it would be meaningless.
       if (c.kbps[i] == c.kbps[p])
-        throw BdError(c.name + ": two points have the same rate " + fmt("%.3f", c.kbps[i]) + " kbit/s");
+        throw BdError(c.name + ": " + point_name(c, p) + " and " + point_name(c, i) + " have the same rate " +
+                      fmt("%.3f", c.kbps[i]) + " kbit/s");
       if (c.psnr[i] <= c.psnr[p])
         throw BdError(c.name + ": curve is not monotonic: PSNR " + fmt("%.3f", c.psnr[p]) + " dB at " +
-                      fmt("%.3f", c.kbps[p]) + " kbit/s but " + fmt("%.3f", c.psnr[i]) + " dB at " +
-                      fmt("%.3f", c.kbps[i]) + " kbit/s");
+                      fmt("%.3f", c.kbps[p]) + " kbit/s, " + point_name(c, p) + ", but " + fmt("%.3f", c.psnr[i]) +
+                      " dB at " + fmt("%.3f", c.kbps[i]) + " kbit/s, " + point_name(c, i));
     }
     s.log_rate.push_back(std::log10(c.kbps[i]));
     s.psnr.push_back(c.psnr[i]);

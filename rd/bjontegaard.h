@@ -12,6 +12,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gme {
@@ -23,11 +24,16 @@ struct BdError : std::runtime_error {
 
 enum class BdMethod { kPolynomial, kPchip };
 
-// One curve for one component: rates in kbit/s (> 0) and PSNR in dB, in any order. `name` appears in errors.
+// One curve for one component: rates in kbit/s (> 0) and PSNR in dB, in any order. `name` appears in errors, and
+// so does `origin[i]` (where point i was read, "file:line"), when given, for the point an error is about.
 struct BdCurve {
+  BdCurve() = default;
+  BdCurve(std::string n, std::vector<double> rates, std::vector<double> psnrs, std::vector<std::string> where = {})
+      : name(std::move(n)), kbps(std::move(rates)), psnr(std::move(psnrs)), origin(std::move(where)) {}
   std::string name;
   std::vector<double> kbps;
   std::vector<double> psnr;
+  std::vector<std::string> origin;  // empty, or one per point
 };
 
 struct BdResult {

@@ -135,17 +135,25 @@ Table2 make_table2(const std::vector<SweepResult>& results, const std::vector<Sw
         if (pa->qp == pb->qp && !timed_together(pa->record, pb->record)) e.dtime_mixed = true;
     BdCurve ca{anchor + " " + s.name, {}, {}}, cb{test + " " + s.name, {}, {}};
     BdCurve ya = ca, yb = cb;
+    // A fit's error names the point by its QP and the file it was read from.
+    const auto origin = [](const SweepResult* p) {
+      return "QP " + std::to_string(p->qp) + (p->point.origin.empty() ? "" : ", " + p->point.origin);
+    };
     for (const auto* p : a) {
       ca.kbps.push_back(p->point.kbps);
       ca.psnr.push_back(p->point.psnr_yuv);
       ya.kbps.push_back(p->point.kbps);
       ya.psnr.push_back(p->point.psnr_y);
+      ca.origin.push_back(origin(p));
+      ya.origin.push_back(origin(p));
     }
     for (const auto* p : b) {
       cb.kbps.push_back(p->point.kbps);
       cb.psnr.push_back(p->point.psnr_yuv);
       yb.kbps.push_back(p->point.kbps);
       yb.psnr.push_back(p->point.psnr_y);
+      cb.origin.push_back(origin(p));
+      yb.origin.push_back(origin(p));
     }
     try {
       const BdResult r = bjontegaard(ca, cb, method);

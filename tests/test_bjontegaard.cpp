@@ -209,6 +209,17 @@ TEST(BjontegaardErrors, NonMonotonicCurve) {
   EXPECT_NE(d.find("same rate 200.000"), std::string::npos) << d;
 }
 
+TEST(BjontegaardErrors, PointsAreNamedByWhereTheyWereRead) {
+  BdCurve t{"test", {100, 200, 400, 800}, {30, 34, 33.5, 39}, {"t.csv:2", "t.csv:3", "t.csv:4", "t.csv:5"}};
+  const std::string e = error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, t);
+  EXPECT_NE(e.find("200.000 kbit/s, point 2 (t.csv:3), but 33.500 dB at 400.000 kbit/s, point 3 (t.csv:4)"),
+            std::string::npos) << e;
+  t.psnr = {30, 33, 36, 39};
+  t.kbps = {100, 400, 400, 800};
+  const std::string d = error_of({"anchor", {100, 200, 400, 800}, {30, 33, 36, 39}}, t);
+  EXPECT_NE(d.find("test: point 2 (t.csv:3) and point 3 (t.csv:4) have the same rate 400.000"), std::string::npos) << d;
+}
+
 TEST(BjontegaardErrors, BadRate) {
   const std::string e =
       error_of({"anchor", {100, 0, 400, 800}, {30, 33, 36, 39}}, {"test", {100, 200, 400, 800}, {30, 33, 36, 39}});
@@ -663,6 +674,17 @@ TEST(BdrateCli, NanCellIsAnErrorNotAMissingComponent) {
     EXPECT_NE(r.err.find("bd_cli_nan.csv:2: column psnr_y is 'nan', expected a number"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+}
+
+TEST(BdrateCli, CurveErrorNamesFileAndLine) {
+  if (!have_bdrate()) GTEST_SKIP() << "bin/bdrate not built";
+  const std::string a = write_temp("cli_nm_a.csv", "kbps,psnr_y\n100,30\n200,33\n400,32.5\n800,39\n");
+  const std::string t = write_temp("cli_nm_t.csv", kAuditTestCsv);
+  const BdrateRun r = run_bdrate(a + " " + t);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("point 2 (" + a + ":3), but 32.500 dB at 400.000 kbit/s, point 3 (" + a + ":4)"),
+            std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST(BdrateCli, ComponentOfSomePointsOnlyIsNamed) {
