@@ -2,6 +2,7 @@
 #include "rd/rdsweep_plan.h"
 
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,11 @@ std::string host_name() {
   return h;
 }
 
+// Whether `text` names `key`: lencod, like JM, compares keys without case (gpuintegerme=1 turns the GPU on).
+bool names_key(const std::string& text, const std::string& key) {
+  return strcasecmp(trim_space(text).c_str(), key.c_str()) == 0;
+}
+
 // The value of the last "-p KEY=V" on a command line, else of the last "KEY = V" in the cfg text; "" for neither.
 std::string setting_value(const std::vector<std::string>& argv, const std::string& cfg_text, const std::string& key) {
   std::string value;
@@ -36,14 +42,14 @@ std::string setting_value(const std::vector<std::string>& argv, const std::strin
     if (argv[i] != "-p") continue;
     const std::string& kv = argv[i + 1];
     const size_t eq = kv.find('=');
-    if (eq != std::string::npos && trim_space(kv.substr(0, eq)) == key) value = trim_space(kv.substr(eq + 1));
+    if (eq != std::string::npos && names_key(kv.substr(0, eq), key)) value = trim_space(kv.substr(eq + 1));
   }
   if (value.empty()) {
     std::istringstream in(cfg_text);
     for (std::string line; std::getline(in, line);) {
       line = line.substr(0, line.find('#'));
       const size_t eq = line.find('=');
-      if (eq != std::string::npos && trim_space(line.substr(0, eq)) == key) value = trim_space(line.substr(eq + 1));
+      if (eq != std::string::npos && names_key(line.substr(0, eq), key)) value = trim_space(line.substr(eq + 1));
     }
   }
   return value;

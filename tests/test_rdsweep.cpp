@@ -341,6 +341,10 @@ TEST(RdsweepPlan, GpuNeedFindAndOrder) {
   EXPECT_FALSE(build_plan(c, c.sequences, "GPUIntegerME = 0 # cpu\n")[0].needs_gpu);
   EXPECT_TRUE(build_plan(c, c.sequences, "# GPUIntegerME = 0\nGPUIntegerME = 1\n")[0].needs_gpu);
   EXPECT_FALSE(build_plan(c, c.sequences, "")[0].needs_gpu);
+  // Keys in any case, as lencod reads them.
+  EXPECT_TRUE(build_plan(c, c.sequences, "gpuintegerme = 1\n")[0].needs_gpu);
+  SweepOptions l = parse_sweep_args({"-f", "/c.cfg", "--run", "mine:gpuIntegerMe=1", "s=/s.yuv:16x16:2"}, 1, "l");
+  EXPECT_TRUE(build_plan(l, l.sequences, "GPUIntegerME = 0\n")[0].needs_gpu);
   EXPECT_EQ(find_point(plan, "s/gpu/qp30"), &plan[2]);
   EXPECT_EQ(find_point(plan, "3"), &plan[3]);
   EXPECT_EQ(find_point(plan, "s/gpu/qp31"), nullptr);
