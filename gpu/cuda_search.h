@@ -244,8 +244,8 @@ class CudaSearch final : public GpuPictureSearch {
   Ahead ahead_;
   Event ahead_rows_;  // recorded after each send of a search queued ahead's growing reference
   std::vector<std::unique_ptr<Resident>> resident_;
-  DeviceBuffer d_out_, d_order_, d_tab_;
-  PinnedBuffer h_out_, h_order_, h_tab_;
+  DeviceBuffer d_out_, d_order_, d_tab_, d_floor_;
+  PinnedBuffer h_out_, h_order_, h_tab_, h_floor_;
   int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;
   CopyRowsFn copy_rows_;  // the staging copy of the host's function table

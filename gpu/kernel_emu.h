@@ -174,6 +174,13 @@ inline bool __any_sync(unsigned mask, bool pred) {
   return b->fiber().result;
 }
 
+// A thread runs alone until its next barrier or vote, so a read-modify-write is atomic here as it is in CUDA.
+inline unsigned atomicMin(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  if (v < old) *p = v;
+  return old;
+}
+
 // Runs a kernel launch <<<blocks, threads>>> block by block.
 inline void emu_launch(int blocks, int threads, const std::function<void()>& body) {
   EmuBlock b;

@@ -339,6 +339,7 @@ void CudaSearch::shape_answer(const PictureSearchRequest& req, PictureCandidates
   out.subpel_metric = -1;
   out.subpel_ranks = 0;
   out.subpel_view = nullptr;
+  out.floors_view = nullptr;
 }
 
 // Which pictures must travel: those not resident under their id (the current one first: every kernel reads it).
@@ -408,6 +409,8 @@ void CudaSearch::reserve_outputs(const PictureSearchRequest& req) {
   if (req.subpel_metric >= 0) {
     d_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
     h_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
+    d_floor_.reserve(n * sizeof(SubpelFloors));
+    h_floor_.reserve(n * sizeof(SubpelFloors));
   }
 }
 
@@ -484,11 +487,19 @@ void CudaSearch::launch_table(const PictureSearchRequest& req, const Residency& 
   sa.mb_first = row0 * req.mb_width;
   sa.cands = d_out_.as<uint2>() + static_cast<size_t>(l.ref) * num_mbs * per_mb;
   sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs * ranks;
-  const int blocks = (row1 - row0) * req.mb_width * static_cast<int>(ranks);
+  sa.floors = d_floor_.as<SubpelFloors>() + static_cast<size_t>(l.ref) * num_mbs;
+  const int band_mbs = (row1 - row0) * req.mb_width;
+  const int blocks = band_mbs * static_cast<int>(ranks);
+  // The band's floors start at UINT32_MAX: the kernel's blocks (one per rank) take their minimum into them.
+  const size_t floor_off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * sizeof(SubpelFloors);
+  const size_t floor_bytes = static_cast<size_t>(band_mbs) * sizeof(SubpelFloors);
+  CUDA_CHECK(cudaMemsetAsync(d_floor_.as<uint8_t>() + floor_off, 0xFF, floor_bytes, st));
   subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
   CUDA_CHECK_LAUNCH("subpel_table_kernel");
   const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * ranks * sizeof(SubpelTable);
   CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off, blocks * sizeof(SubpelTable),
+                             cudaMemcpyDeviceToHost, st));
+  CUDA_CHECK(cudaMemcpyAsync(h_floor_.as<uint8_t>() + floor_off, d_floor_.as<uint8_t>() + floor_off, floor_bytes,
                              cudaMemcpyDeviceToHost, st));
   CUDA_CHECK(cudaEventRecord(pool_event(c.tab, i).get(), st));
 }
@@ -540,6 +551,8 @@ void CudaSearch::answer(const PictureSearchRequest& req, PictureCandidates& out)
     if (tables) {
       out.subpel.clear();
       out.subpel_view = h_tab_.as<SubpelTable>();
+      out.floors.clear();
+      out.floors_view = h_floor_.as<SubpelFloors>();
     }
     if (req.progressive) {
       fly_.req = req;
@@ -553,6 +566,8 @@ void CudaSearch::answer(const PictureSearchRequest& req, PictureCandidates& out)
     if (tables) {
       out.subpel.resize(out.subpel_tables());
       std::memcpy(out.subpel.data(), h_tab_.as<void>(), out.subpel.size() * sizeof(SubpelTable));
+      out.floors.resize(out.subpel_floor_count());
+      std::memcpy(out.floors.data(), h_floor_.as<void>(), out.floors.size() * sizeof(SubpelFloors));
     }
   }
 }

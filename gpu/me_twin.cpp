@@ -210,7 +210,8 @@ void TwinPictureSearch::search(const PictureSearchRequest& req, PictureCandidate
   if (req.subpel_metric >= 0) {
     out.subpel_ranks = req.subpel_ranks;
     out.subpel.resize(out.subpel_tables());
-    subpel_tables_twin(req, out, req.subpel_metric, req.subpel_ranks, out.subpel.data(), threads_);
+    out.floors.resize(out.subpel_floor_count());
+    subpel_tables_twin(req, out, req.subpel_metric, req.subpel_ranks, out.subpel.data(), out.floors.data(), threads_);
     out.subpel_metric = req.subpel_metric;
   }
 }

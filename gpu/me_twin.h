@@ -45,9 +45,10 @@ void run_twin_team(int threads, const std::function<void()>& work);
 // The plain twin of the sub-pel table kernel (gpu/subpel_kernel.cuh): for every (ref, mb, rank < ranks,
 // partition), the distortion in `metric` (0 SAD, 2 JM SATD) of the partition at its candidate of that rank plus
 // each of the 49 quarter-pel offsets (SubpelTable), predicted with mc_luma (8.4.2.2.1) and measured with the plain
-// pixel primitives. `out` holds one table per (ref, mb, rank) in that order. threads: as run_twin_team.
+// pixel primitives. `out` holds one table per (ref, mb, rank) in that order; `floors` (nullptr: none) one
+// SubpelFloors per (ref, mb): each partition's smallest value over those ranks' tables. threads: as run_twin_team.
 void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
-                        SubpelTable* out, int threads = 1);
+                        SubpelTable* out, SubpelFloors* floors, int threads = 1);
 
 // The twin as a concrete class, so tests and the benchmark can call it directly.
 class TwinPictureSearch final : public PictureIntegerSearch {

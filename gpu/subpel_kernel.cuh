@@ -13,9 +13,11 @@
 //      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
 //   4. per table slot (two per thread in the rows' near parts): the sum over the partition's blocks, written to
-//      the table.
-// Uses only __syncthreads and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it once per
-// translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
+//      the table;
+//   5. per partition the smallest of its sums, into the macroblock's floors (SubpelFloors: a minimum over the
+//      blocks of every rank, taken with atomicMin, so the order the blocks run in does not matter).
+// Uses only __syncthreads, atomicMin and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it
+// once per translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
 #pragma once
 #include <cstdint>
 
@@ -46,6 +48,7 @@ struct SubpelKernelArgs {
   int metric;              // 0 SAD, 2 JM SATD
   const uint2* cands;      // this reference's candidates: (mb * 41 + part) * top_k + i, {MV as 2 x int16, SAD}
   SubpelTable* out;        // this reference's tables, indexed by mb * ranks + rank
+  SubpelFloors* floors;    // this reference's floors, indexed by mb, UINT32_MAX before the launch; nullptr: none
 };
 
 // The fields that follow from the request; the caller sets the pointers and mb_first.
@@ -79,11 +82,12 @@ constexpr int kSubpelFlagBytes = kSubpelTasks;                            // uin
 constexpr int kSubpelSourceBytes = 52 * 4;                                // uint32 SubpelSources per offset
 constexpr int kSubpelSlotBytes = (kSubpelOffsets + 3) / 4 * 4;            // int8 offset of each table slot
 constexpr int kSubpelCurBytes = 256;
+constexpr int kSubpelFloorBytes = kNumPartitions * 4;                     // uint32 per partition: the block's minimum
 static_assert(kSubpelFlagBytes % 4 == 0 && kSubpelB1Bytes % 16 == 0 && kSubpelPlanesBytes % 16 == 0,
               "the flags are counted a word at a time; the arrays after them stay aligned");
 constexpr size_t kSubpelSmemBytes = kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes + kSubpelOrgBytes +
                                     kSubpelAliasBytes + kSubpelListBytes + kSubpelFlagBytes + kSubpelSourceBytes +
-                                    kSubpelSlotBytes + kSubpelCurBytes;
+                                    kSubpelSlotBytes + kSubpelCurBytes + kSubpelFloorBytes;
 
 // The rectangle of 4x4 blocks (x0, y0, w, h) partition `part` (me_interface.h numbering) covers, and its level
 // (0 16x16, 1 16x8, 2 8x16, 3 8x8, 4 8x4, 5 4x8, 6 4x4).
@@ -201,6 +205,7 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   uint32_t* s_src = reinterpret_cast<uint32_t*>(s_flag + kSubpelFlagBytes);
   int8_t* s_slot = reinterpret_cast<int8_t*>(s_src + kSubpelSourceBytes / 4);
   uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_slot + kSubpelSlotBytes);
+  uint32_t* s_floor = reinterpret_cast<uint32_t*>(s_cur + kSubpelCurBytes);
 
   const int tid = threadIdx.x;
   const int mb = a.mb_first + static_cast<int>(blockIdx.x) / a.ranks, rank = static_cast<int>(blockIdx.x) % a.ranks;
@@ -219,7 +224,10 @@ __global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const S
   } else if (tid >= 192 && tid < 192 + kSubpelOffsets) {
     s_slot[tid - 192] = c_subpel_slots.offset_of_slot[tid - 192];
   }
-  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelOffsets <= kSubpelThreads, "table set-up");
+  if (tid >= kSubpelThreads - kNumPartitions) s_floor[tid - (kSubpelThreads - kNumPartitions)] = UINT32_MAX;
+  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelOffsets <= kSubpelThreads &&
+                    kSubpelFloorBytes % 4 == 0 && kSubpelSlotBytes % 4 == 0 && kSubpelCurBytes % 4 == 0,
+                "table set-up; the floors are words");
   __syncthreads();
   // A block whose partition at a coarser level has the same first candidate has the same 49 values there: only
   // the coarsest level of each (block, vector) is computed (the levels of a macroblock's first candidates mostly
@@ -363,14 +371,21 @@ GME_SUBPEL_UNROLL
     const uint32_t sum0 = partition_sum(part, s_slot[slot]), sum1 = partition_sum(part, s_slot[slot + 1]);
     if (part == 0) reinterpret_cast<uint2*>(out.d16x16)[slot / 2] = make_uint2(sum0, sum1);
     else reinterpret_cast<uint32_t*>(out.d[part - 1])[slot / 2] = sum0 | sum1 << 16;
+    if (a.floors) atomicMin(&s_floor[part], min(sum0, sum1));
   }
   for (int i = tid; i < kNumPartitions * kSubpelFarSlots; i += kSubpelThreads) {
     const int part = i / kSubpelFarSlots, far = i % kSubpelFarSlots;
     const uint32_t sum = partition_sum(part, s_slot[kSubpelNearSlots + far]);
     if (part == 0) out.far16x16[far] = sum;
     else out.far[part - 1][far] = static_cast<uint16_t>(sum);
+    if (a.floors) atomicMin(&s_floor[part], sum);
   }
   if (tid < static_cast<int>(sizeof(out.tail) / sizeof(out.tail[0]))) out.tail[tid] = 0;
+  // 5. The floors (SubpelFloors): this rank's partition minima into the macroblock's, over every rank's block.
+  if (a.floors) {
+    __syncthreads();
+    if (tid < kNumPartitions) atomicMin(&a.floors[mb].d[tid], s_floor[tid]);
+  }
 }
 
 }  // namespace

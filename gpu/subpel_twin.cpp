@@ -1,6 +1,7 @@
 // Plain C++ twin of the sub-pel table kernel: written for clarity, from the encoder's own reference primitives
 // (mc_luma for the interpolation, pixel_ref() for the metric), so it is also an oracle independent of the
 // sub-pel refinement's SubpelRegion/plane/memo machinery.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -12,7 +13,7 @@
 namespace gme {
 
 void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates& cands, int metric, int ranks,
-                        SubpelTable* out, int threads) {
+                        SubpelTable* out, SubpelFloors* floors, int threads) {
   const PixelFuncs& px = pixel_ref();
   const int num_mbs = req.mb_width * req.mb_height;
   const Plane& cur = *req.cur;
@@ -41,8 +42,18 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
   const int items = static_cast<int>(req.refs.size()) * num_mbs;
   std::atomic<int> next{0};
   run_twin_team(threads < items ? threads : items, [&] {
-    for (int j; (j = next.fetch_add(1)) < items;)
+    for (int j; (j = next.fetch_add(1)) < items;) {
       for (int rank = 0; rank < ranks; ++rank) table(j / num_mbs, j % num_mbs, rank);
+      if (!floors) continue;
+      SubpelFloors& f = floors[j];
+      for (uint32_t& v : f.d) v = UINT32_MAX;
+      for (uint32_t& v : f.tail) v = UINT32_MAX;
+      for (int rank = 0; rank < ranks; ++rank) {
+        const SubpelTable& t = out[static_cast<size_t>(j) * ranks + rank];
+        for (int part = 0; part < kNumPartitions; ++part)
+          for (int slot = 0; slot < kSubpelOffsets; ++slot) f.d[part] = std::min(f.d[part], t.slot(part, slot));
+      }
+    }
   });
 }
 

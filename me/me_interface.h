@@ -150,6 +150,16 @@ struct alignas(64) SubpelTable {
 };
 static_assert(sizeof(SubpelTable) == 4160 && sizeof(SubpelTable) % 64 == 0, "no padding beyond the tail");
 
+// One per (ref, mb), beside its tables: each partition's smallest value over the tables of every rank and all 49
+// offsets. Whichever candidate the exact predictor picks, a refinement read from these tables returns one of
+// those values as its distortion, so the floor bounds it from below before any search (encoder/analyse_inter.cpp
+// leaves out the partitionings that cannot win). 192 bytes, 64-byte aligned; the tail is UINT32_MAX.
+struct alignas(64) SubpelFloors {
+  uint32_t d[kNumPartitions];
+  uint32_t tail[7];
+};
+static_assert(sizeof(SubpelFloors) == 192, "three cache lines, no padding beyond the tail");
+
 // ---- Picture-level search (GPU and its twin) -------------------------------------------------------------
 struct PictureSearchRequest {
   const Plane* cur = nullptr;              // current luma, coded size (multiple of 16), borders not needed
@@ -202,6 +212,9 @@ struct PictureCandidates {
   int subpel_ranks = 0;
   std::vector<SubpelTable> subpel;
   const SubpelTable* subpel_view = nullptr;  // zero_copy answers: the tables are there, `subpel` is unused
+  // The tables' floors, one per (ref, mb), where the answer has them (producers may leave them out: no bounds).
+  std::vector<SubpelFloors> floors;
+  const SubpelFloors* floors_view = nullptr;  // zero_copy answers, as subpel_view
   void resize(int refs, int mbs, int k) {
     num_refs = refs; num_mbs = mbs; top_k = k;
     view = nullptr;
@@ -210,12 +223,20 @@ struct PictureCandidates {
     subpel_ranks = 0;
     subpel_view = nullptr;
     subpel.clear();
+    floors_view = nullptr;
+    floors.clear();
   }
   const SubpelTable* subpel_at(int ref, int mb, int rank) const {
     if (subpel_metric < 0 || rank >= subpel_ranks) return nullptr;
     const SubpelTable* t = subpel_view ? subpel_view : subpel.data();
     return t + (static_cast<size_t>(ref) * num_mbs + mb) * subpel_ranks + rank;
   }
+  const SubpelFloors* floors_at(int ref, int mb) const {
+    const SubpelFloors* f = floors_view ? floors_view : floors.empty() ? nullptr : floors.data();
+    if (subpel_metric < 0 || !f) return nullptr;
+    return f + static_cast<size_t>(ref) * num_mbs + mb;
+  }
+  size_t subpel_floor_count() const { return static_cast<size_t>(num_refs) * num_mbs; }
   size_t subpel_tables() const { return static_cast<size_t>(num_refs) * num_mbs * subpel_ranks; }
   size_t size() const { return static_cast<size_t>(num_refs) * num_mbs * kNumPartitions * top_k; }
   const Candidate* begin() const { return view ? view : data.data(); }
@@ -295,6 +316,13 @@ class IntegerCandidateSource {
   // Precomputed sub-pel distortions of partition `part` around integer vector `mv` in `metric` (see SubpelTable),
   // or nullptr: the caller computes them. Valid until the next begin_mb().
   virtual const SubpelTable* subpel(int part, MV mv, int metric) = 0;
+  // Floors (SubpelFloors) of the macroblock begun, for reference `ref`, where every candidate best() may return has
+  // a table in `metric`: then each partition's refinement from the tables returns a distortion of at least its
+  // floor. nullptr: no bound. Valid until the next begin_mb().
+  virtual const SubpelFloors* subpel_floors(int ref, int metric) {
+    (void)ref; (void)metric;
+    return nullptr;
+  }
 };
 
 }  // namespace gme

@@ -362,11 +362,16 @@ TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
 }
 
 // ---- The sub-pel table kernel's source run on the host, as gpu/me_cuda.cu launches it --------------------------------
+// floors: the launches' floors, set to UINT32_MAX before them as gpu/me_cuda.cu does.
 std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req, const PictureCandidates& cands,
-                                                int metric) {
+                                                int metric, std::vector<SubpelFloors>* floors = nullptr) {
   const int num_mbs = req.mb_width * req.mb_height, ranks = req.subpel_ranks;
   std::vector<SubpelTable> out(req.refs.size() * num_mbs * ranks);
   std::memset(out.data(), 0xA5, out.size() * sizeof(SubpelTable));  // an unwritten entry cannot pass
+  if (floors) {
+    floors->resize(req.refs.size() * num_mbs);
+    std::memset(floors->data(), 0xFF, floors->size() * sizeof(SubpelFloors));
+  }
   const std::vector<uint8_t> cur = strip(*req.cur);
   for (size_t r = 0; r < req.refs.size(); ++r) {
     const std::vector<uint8_t> ref = strip(*req.refs[r]);
@@ -385,6 +390,7 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
     a.metric = metric;
     a.cands = packed.data();
     a.out = out.data() + r * num_mbs * ranks;
+    a.floors = floors ? floors->data() + r * num_mbs : nullptr;
     emu_launch(num_mbs * ranks, kSubpelThreads, [&a] { subpel_table_kernel(a); });
   }
   return out;
@@ -400,6 +406,47 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
   // The padding slots too: every byte of a table is written (zero), so tables compare whole.
   if (std::memcmp(a, b, n * sizeof(SubpelTable)) != 0) return ::testing::AssertionFailure() << "padding differs";
   return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult same_floors(const SubpelFloors* a, const SubpelFloors* b, size_t n) {
+  if (!a || !b) return ::testing::AssertionFailure() << (a ? "expected" : "got") << " no floors";
+  for (size_t i = 0; i < n; ++i)
+    for (int p = 0; p < kNumPartitions; ++p)
+      if (a[i].d[p] != b[i].d[p])
+        return ::testing::AssertionFailure() << "floors " << i << " part " << p << ": " << a[i].d[p] << " vs "
+                                             << b[i].d[p];
+  if (std::memcmp(a, b, n * sizeof(SubpelFloors)) != 0) return ::testing::AssertionFailure() << "tails differ";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(GpuMeTwin, FloorsAreEachPartitionsSmallestTableValue) {
+  // What the encoder's bounds rest on: no table value of any rank lies below its partition's floor, and the floor
+  // is one of them. Noise (large, varied values) and a flat scene (many equal ones), two references, every rank.
+  std::mt19937 rng(43);
+  TwinPictureSearch twin(dsp_here());
+  for (Content content : {Content::kNoise, Content::kFlat}) {
+    Scene s = make_scene(4, 3, 2, 6, 4, rng, content);
+    s.req.subpel_metric = 2;
+    s.req.subpel_ranks = 4;
+    PictureCandidates got;
+    twin.search(s.req, got);
+    ASSERT_EQ(got.floors.size(), got.subpel_floor_count());
+    for (int r = 0; r < 2; ++r)
+      for (int mb = 0; mb < 12; ++mb) {
+        const SubpelFloors* f = got.floors_at(r, mb);
+        for (uint32_t t : f->tail) EXPECT_EQ(t, UINT32_MAX);
+        for (int p = 0; p < kNumPartitions; ++p) {
+          bool reached = false;
+          for (int k = 0; k < 4; ++k)
+            for (int o = 0; o < kSubpelOffsets; ++o) {
+              const uint32_t v = got.subpel_at(r, mb, k)->at(p, o);
+              ASSERT_GE(v, f->d[p]) << "ref " << r << " mb " << mb << " part " << p;
+              reached |= v == f->d[p];
+            }
+          EXPECT_TRUE(reached) << "ref " << r << " mb " << mb << " part " << p;
+        }
+      }
+  }
 }
 
 TEST(GpuMeTwin, SameAnswerAtAnyThreadCount) {
@@ -424,6 +471,7 @@ TEST(GpuMeTwin, SameAnswerAtAnyThreadCount) {
         ASSERT_EQ(got.subpel.size(), serial.subpel.size());
         if (metric >= 0) {
           EXPECT_TRUE(same_tables(got.subpel.data(), serial.subpel.data(), got.subpel.size())) << threads << " threads";
+          EXPECT_TRUE(same_floors(got.floors.data(), serial.floors.data(), got.floors.size())) << threads << " threads";
         }
       }
     }
@@ -443,8 +491,12 @@ TEST(GpuSubpelKernelEmu, MatchesTwin) {
         PictureCandidates want;
         twin.search(s.req, want);
         ASSERT_EQ(want.subpel.size(), s.req.refs.size() * 6 * s.req.subpel_ranks);
-        const std::vector<SubpelTable> got = emulated_subpel_tables(s.req, want, metric);
+        std::vector<SubpelFloors> floors;
+        const std::vector<SubpelTable> got = emulated_subpel_tables(s.req, want, metric, &floors);
         EXPECT_TRUE(same_tables(got.data(), want.subpel.data(), got.size()))
+            << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
+        ASSERT_EQ(floors.size(), want.floors.size());
+        EXPECT_TRUE(same_floors(floors.data(), want.floors.data(), floors.size()))
             << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
       }
 }
@@ -681,6 +733,8 @@ TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
       for (int k = 0; k < (req.subpel_metric >= 0 ? req.subpel_ranks : 0); ++k)
         if (!same_tables(got.subpel_at(r, mb, k), want.subpel_at(r, mb, k), 1))
           return ::testing::AssertionFailure() << "ref " << r << " mb " << mb << " tables of rank " << k;
+      if (req.subpel_metric >= 0 && !same_floors(got.floors_at(r, mb), want.floors_at(r, mb), 1))
+        return ::testing::AssertionFailure() << "ref " << r << " mb " << mb << " floors";
     }
   return ::testing::AssertionSuccess();
 }
@@ -760,6 +814,9 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
         EXPECT_EQ(zero_copy ? got.subpel_view != nullptr : got.subpel.size() == n, true);
         EXPECT_TRUE(same_tables(got.subpel_at(0, 0, 0), want.subpel.data(), n))
             << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
+        EXPECT_EQ(zero_copy ? got.floors_view != nullptr : got.floors.size() == want.floors.size(), true);
+        EXPECT_TRUE(same_floors(got.floors_at(0, 0), want.floors.data(), want.floors.size()))
+            << "metric " << metric << " ranks " << s.req.subpel_ranks << ", " << describe(s.req);
         ++call;
       }
   // A request without tables answers without them.
@@ -767,6 +824,7 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
   PictureCandidates got;
   search_->search(s.req, got);
   EXPECT_EQ(got.subpel_at(0, 0, 0), nullptr);
+  EXPECT_EQ(got.floors_at(0, 0), nullptr);
 }
 
 TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {

@@ -102,7 +102,7 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
         TwinPictureSearch(host_dsp()).search(req, want);
         std::vector<SubpelTable> tables(static_cast<size_t>(req.mb_width) * req.mb_height);
         const double t0 = now_ms();
-        subpel_tables_twin(req, want, 2, 1, tables.data());
+        subpel_tables_twin(req, want, 2, 1, tables.data(), nullptr);
         twin_ms = now_ms() - t0;
         if (gpu)
           identical = std::memcmp(tables.data(), got.subpel_at(0, 0, 0), tables.size() * sizeof(SubpelTable)) == 0
