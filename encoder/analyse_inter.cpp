@@ -79,6 +79,14 @@ struct Searcher {
   }
   MvPredContext mvctx() const { return MvPredContext{c.mbs, c.mb_w, c.mb_h, c.mb_x, c.mb_y, c.slice_id, &cur}; }
 
+  // The source's begin_mb for this macroblock and `ref` (this Searcher is the source's only caller: once per
+  // (macroblock, reference) suffices).
+  void begin(int ref) {
+    if (ref == begun_ref) return;
+    ic.source->begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
+    begun_ref = ref;
+  }
+
   // BlockMotionSearch of partition `part` with reference `ref` against the current state's predictor. With
   // RDOptimization 0 the 16x16 search of every reference ends with JM's skip check: if GetSkipCostMB (prediction
   // of ref 0 at the P_Skip vector, MDDistortion - 8 * lambda_mf[Q_PEL]) is lower, the vector becomes the skip
@@ -87,10 +95,7 @@ struct Searcher {
     const PartitionGeometry g = partition_geometry(part);
     const MV pred = mvp.predict(g.x, g.y, g.w, g.h, ref);
     IntegerCandidateSource& src = *ic.source;
-    if (ref != begun_ref) {  // this Searcher is the source's only caller: once per (macroblock, reference) suffices
-      src.begin_mb(c.mb_x, c.mb_y, ref, pred16[ref]);
-      begun_ref = ref;
-    }
+    begin(ref);
     const Candidate best = src.best(part, pred);
     const bool timed = sample_this_search();
     const uint64_t t1 = timed ? stage_ticks() : 0;
@@ -220,22 +225,114 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
   return d + static_cast<int64_t>(c.lam.md_factor) * rate;
 }
 
-// Motion search of the 16x16 / 16x8 / 8x16 / P8x8 candidates; fills their MbCoding (type, refs, mvs).
+// Lower bounds of the inter candidates' costs, from the sub-pel tables' floors (me_interface.h, SubpelFloors), for
+// RDOptimization 0, which codes the cheapest candidate (the first of equals), and per 8x8 block the cheapest sub
+// type (likewise): a candidate or sub type whose bound - the cost of its partitions searched so far plus the bounds
+// of the rest - is no lower than the best cost found before it cannot be chosen, and its remaining searches are left
+// out: the same decisions, streams and reconstructions, without the work. A partition's cost is a distortion its
+// floor bounds (every stage of the refinement reads the tables, whichever candidate the predictor picks) plus
+// lambda times at least 2 mv bits (one per component), plus its reference's cost. What a search left out would have
+// written into the macroblock's motion state (Searcher::set_state) is read by no later search: each reads only
+// partitions decoded before it in its own candidate (or, in P8x8, the 8x8 blocks already decided).
+class CostBounds {
+ public:
+  static constexpr int kMaxBoundRefs = 32;  // the most references a P slice's list 0 can hold
+  CostBounds(const MbContext& c, const InterContext& ic, int ref_lambda) {
+    const MotionSearchParams& m = ic.msp;
+    // The half-pel stage starts from the integer cost only with a SAD metric there; with SATD every candidate
+    // cost is a table value. Both stages must read the same tables.
+    if (c.p->rd_optimization != 0 || m.disable_subpel || m.hpel_metric == 0 || m.hpel_metric != m.qpel_metric ||
+        c.num_ref_idx_active > kMaxBoundRefs)
+      return;
+    const SubpelFloors* f[kMaxBoundRefs];
+    for (int r = 0; r < c.num_ref_idx_active; ++r)
+      if (!(f[r] = ic.source->subpel_floors(r, m.hpel_metric))) return;
+    const int64_t bits = 2 * static_cast<int64_t>(std::min(m.lambda_factor_hpel, m.lambda_factor_qpel));
+    const int64_t ref = ref_cost(c, ref_lambda, 0);  // the cheapest reference's cost (index 0: the shortest code)
+    for (int part = 0; part < kNumPartitions; ++part) {
+      uint32_t floor = f[0]->d[part];
+      for (int r = 1; r < c.num_ref_idx_active; ++r) floor = std::min(floor, f[r]->d[part]);
+      part_[part] = (static_cast<int64_t>(floor) << kLambdaBits) + bits;
+    }
+    // 16x16, 16x8, 8x16: each partition with its own best reference.
+    for (int part = 0; part < kPart8x8; ++part) part_[part] += ref;
+    // P8x8 sub types: the sub-partitions share one reference; JM adds the sub type's reference bits and takes 1.
+    for (int b8 = 0; b8 < 4; ++b8)
+      for (int st = 0; st < 4; ++st) {
+        int first, n;
+        sub_parts(static_cast<SubMbType>(st), b8, &first, &n);
+        int64_t b = ref + ref_cost(c, c.lam.mf[2], st) - 1;
+        for (int i = 0; i < n; ++i) b += part_[first + i];
+        sub_[b8][st] = b;
+      }
+    valid_ = true;
+  }
+  CostBounds() = default;  // no bounds
+  bool valid() const { return valid_; }
+  // Partitions first .. first + n - 1 of 16x16, 16x8 or 8x16.
+  int64_t parts(int first, int n) const {
+    int64_t b = 0;
+    for (int i = 0; i < n; ++i) b += part_[first + i];
+    return b;
+  }
+  int64_t sub_type(int b8, int st) const { return sub_[b8][st]; }
+  // 8x8 blocks from..3 of P8x8, each at its cheapest enabled sub type.
+  int64_t blocks8(int from, const bool enabled[4]) const {
+    int64_t total = 0;
+    for (int b8 = from; b8 < 4; ++b8) {
+      int64_t best = std::numeric_limits<int64_t>::max();
+      for (int st = 0; st < 4; ++st)
+        if (enabled[st]) best = std::min(best, sub_[b8][st]);
+      total += best;
+    }
+    return total;
+  }
+
+ private:
+  bool valid_ = false;
+  int64_t part_[kNumPartitions] = {};
+  int64_t sub_[4][4] = {};
+};
+
+// Motion search of the 16x16 / 16x8 / 8x16 / P8x8 candidates; fills their MbCoding (type, refs, mvs). Candidates
+// that cannot be chosen (CostBounds) keep cost kMaxCost.
 void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   const EncoderParams& p = *c.p;
   const int ref_lambda = p.rd_optimization ? c.lam.mf[2] : c.lam.mf[2] >> 2;
+  s.begin(0);  // the floors are the macroblock's: begun before the bounds read them
+  const CostBounds found(c, s.ic, ref_lambda);
+  // Tests (EncoderState::check_cost_bounds): nothing is left out; each bound is checked against the cost found.
+  const bool checking = c.check_cost_bounds && found.valid();
+  const CostBounds none;
+  const CostBounds& bounds = checking ? none : found;
+  const auto check = [&](int64_t bound, int64_t cost) {
+    if (!checking) return;
+    ++s.ic.times->bound_checks;
+    s.ic.times->bound_violations += bound > cost;
+  };
+  int64_t& left_out = s.ic.times->searches_bounded;
+  int64_t best_so_far = kMaxCost;
   const MbType types[3] = {MbType::P16x16, MbType::P16x8, MbType::P8x16};
   for (int m = 0; m < 3; ++m) {
     if (!p.p_search[m + 1]) continue;
+    const int nparts = m == 0 ? 1 : 2;
+    const int first = m == 0 ? kPart16x16 : m == 1 ? kPart16x8 : kPart8x16;
     InterMotion& mb = cand[m].mb;
     mb.type = types[m];
     int64_t cost = 0;
-    const int nparts = m == 0 ? 1 : 2;
-    const int first = m == 0 ? kPart16x16 : m == 1 ? kPart16x8 : kPart8x16;
+    bool complete = true;
     for (int i = 0; i < nparts; ++i) {
+      if (bounds.valid() && cost + bounds.parts(first + i, nparts - i) >= best_so_far) {
+        left_out += static_cast<int64_t>(nparts - i) * c.num_ref_idx_active;
+        complete = false;
+        break;
+      }
       int ref = 0;
       MV mv;
-      cost += s.partition(first + i, ref_lambda, &ref, &mv);
+      const int64_t part_cost = s.partition(first + i, ref_lambda, &ref, &mv);
+      // 16x16's cost may be JM's skip cost instead (Searcher::search), which no bound covers: 16x16 is never left out.
+      if (m > 0) check(found.parts(first + i, 1), part_cost);
+      cost += part_cost;
       const PartitionGeometry g = partition_geometry(first + i);
       for (int y = g.y; y < g.y + g.h; ++y)
         for (int x = g.x; x < g.x + g.w; ++x) {
@@ -243,10 +340,22 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
           mb.mv[x + 4 * y] = mv;
         }
     }
+    if (!complete) continue;
     cand[m].cost = cost;
+    best_so_far = std::min(best_so_far, cost);
   }
   // P8x8: per 8x8, each enabled sub type, each reference (sub-partitions share the 8x8's reference).
   if (!(p.p_search[4] || p.p_search[5] || p.p_search[6] || p.p_search[7])) return;
+  const bool* sub_enabled = &p.p_search[4];
+  // The searches P8x8 leaves out from 8x8 block b8 on, when it is given up there.
+  const auto give_up = [&](int b8) {
+    for (int b = b8; b < 4; ++b)
+      for (int st = 0; st < 4; ++st) {
+        int first, n;
+        sub_parts(static_cast<SubMbType>(st), b, &first, &n);
+        if (sub_enabled[st]) left_out += static_cast<int64_t>(n) * c.num_ref_idx_active;
+      }
+  };
   InterMotion& mb = cand[3].mb;
   mb.type = MbType::P8x8;
   const bool rd = p.rd_optimization != 0;
@@ -254,11 +363,19 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
   nz.slice_id = c.slice_id;
   int64_t total = 0;
   for (int b8 = 0; b8 < 4; ++b8) {
+    if (bounds.valid() && total + bounds.blocks8(b8, sub_enabled) >= best_so_far) {
+      give_up(b8);
+      return;  // cand[3] keeps cost kMaxCost
+    }
     int64_t best8 = kMaxCost, best_rd = kMaxCost;
     for (int st = 0; st < 4; ++st) {
       if (!p.p_search[4 + st]) continue;
       int first, n;
       sub_parts(static_cast<SubMbType>(st), b8, &first, &n);
+      if (bounds.valid() && bounds.sub_type(b8, st) >= best8) {  // cannot be cheaper than this block's best so far
+        left_out += static_cast<int64_t>(n) * c.num_ref_idx_active;
+        continue;
+      }
       int64_t best_ref_cost = kMaxCost;
       int best_ref = 0;
       MV best_mv[4];
@@ -278,6 +395,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
           }
         }
       }
+      if (!rd) check(found.sub_type(b8, st), best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1);
       bool better;
       int64_t cost;
       if (rd) {

@@ -25,6 +25,11 @@ struct StageTimes {
   // Counts beside the times: sub-pel refinements (one per partition search) and how many of them read the GPU
   // search's sub-pel tables instead of measuring pixels (GPUSubpelDistortion).
   int64_t subpel_searches = 0, subpel_from_tables = 0;
+  // Partition searches (per reference) left out because the sub-pel tables' floors showed that the candidate or
+  // sub type they belong to could not be chosen (encoder/analyse_inter.cpp, CostBounds); not in subpel_searches.
+  int64_t searches_bounded = 0;
+  // EncoderState::check_cost_bounds (tests): bounds compared with the cost found, and those above it.
+  int64_t bound_checks = 0, bound_violations = 0;
   // The macroblock loop's partition searches, before split_partition_searches() turns them into integer_me and
   // subpel_me: their total time (exact: read at the start and end of each macroblock's motion search), their
   // number, and the refinement time of a random sample of them (encoder/analyse_inter.cpp says why).
@@ -34,6 +39,9 @@ struct StageTimes {
     integer_me += o.integer_me; picture_search += o.picture_search; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
     coding += o.coding; deblocking += o.deblocking; total += o.total;
     subpel_searches += o.subpel_searches; subpel_from_tables += o.subpel_from_tables;
+    searches_bounded += o.searches_bounded;
+    bound_checks += o.bound_checks;
+    bound_violations += o.bound_violations;
     partition_search += o.partition_search; sampled_refinement += o.sampled_refinement;
     partition_searches += o.partition_searches; sampled_searches += o.sampled_searches;
     return *this;

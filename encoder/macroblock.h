@@ -46,6 +46,7 @@ struct MbContext {
   // rd_skip_rate's two possible values; the decision asks skip_run_wait->wait() where they would decide differently.
   SkipRunWait* skip_run_wait = nullptr;
   int mb_x = 0, mb_y = 0;       // the macroblock being coded
+  bool check_cost_bounds = false;  // EncoderState::check_cost_bounds (tests)
 
   // Neighbour macroblock (dx, dy in -1..1) in the same slice, or nullptr.
   const MbInfo* neighbour(int dx, int dy) const {

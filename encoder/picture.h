@@ -71,6 +71,9 @@ struct EncoderState {
   int next_slot = 0;
   // Tests: the in-order loop for every configuration, the reference the wavefront must match (tests/test_threads.cpp).
   bool force_in_order = false;
+  // Tests: every inter candidate is searched, and the cost bounds that would have left searches out are checked
+  // against the costs found instead (StageTimes::bound_checks, bound_violations; encoder/analyse_inter.cpp).
+  bool check_cost_bounds = false;
 
   std::vector<MbInfo> mbs;                    // the last finished picture's macroblocks
   std::shared_ptr<Frame> rec;                 // the current (last encoded) reconstruction

@@ -148,6 +148,7 @@ MbContext picture_context(EncoderState& s, PictureSlot& slot, const PictureParam
   c.dsp = &s.dsp;
   c.num_ref_idx_active = pp.num_ref_idx_active;
   c.refs = refs.empty() ? nullptr : refs.data();
+  c.check_cost_bounds = s.check_cost_bounds;
   return c;
 }
 

@@ -208,6 +208,9 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
     con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
          << " partition refinements (" << fmt("%.1f", 100.0 * stages_.subpel_from_tables / stages_.subpel_searches)
          << " %)\n";
+  if (stages_.searches_bounded > 0)
+    con_ << " Partition searches left out       : " << stages_.searches_bounded
+         << " (sub-pel tables' floors: their candidates could not win)\n";
   con_ << "-------------------------------------------------------------------------------\n";
   con_.flush();
 
@@ -231,6 +234,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_subpel_me_s\":" + jnum(stages_.subpel_me, 6) +
                     ",\"subpel_searches\":" + std::to_string(stages_.subpel_searches) +
                     ",\"subpel_from_tables\":" + std::to_string(stages_.subpel_from_tables) +
+                    ",\"searches_bounded\":" + std::to_string(stages_.searches_bounded) +
                     ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(stages_.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(stages_.deblocking, 6) +

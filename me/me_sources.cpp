@@ -55,6 +55,7 @@ struct RerankShared {
   void publish() {
     candidates.store(cands.begin(), std::memory_order_release);
     tables.store(cands.subpel_at(0, 0, 0), std::memory_order_release);
+    floors.store(cands.floors_at(0, 0), std::memory_order_release);
   }
 
   const PictureCandidates& cands;  // read by wait() and the constructor only
@@ -66,6 +67,7 @@ struct RerankShared {
   std::atomic<int> ready{0};
   std::atomic<const Candidate*> candidates{nullptr};  // (ref, mb, partition, rank) as PictureCandidates::at
   std::atomic<const SubpelTable*> tables{nullptr};    // (ref, mb, rank) as PictureCandidates::subpel_at; nullptr: none
+  std::atomic<const SubpelFloors*> floors{nullptr};   // (ref, mb) as PictureCandidates::floors_at; nullptr: none
 };
 
 // GPUIntegerME = 1: the picture-level search kept K candidates per (ref, mb, partition) ranked against a
@@ -105,6 +107,19 @@ class RerankSource final : public IntegerCandidateSource {
     ahead_tables_ = ahead && tables ? mb_tables_ + 2 * subpel_ranks_ : nullptr;
     const std::vector<MV>& ranked = shared_->ranked_against;
     exact_first_ = ranked.empty() ? nullptr : &ranked[at];
+    // Floors bound every rank's refinement only where every rank best() may choose has a table.
+    const SubpelFloors* floors = shared_->floors.load(std::memory_order_acquire);
+    mb_floors_ = floors && tables && subpel_ranks_ >= top_k_ ? floors + mb_ : nullptr;
+    if (mb_floors_ && ahead) {  // read before the macroblock's first search: fetched two macroblocks ahead
+      const char* f = reinterpret_cast<const char*>(mb_floors_ + 2);
+      __builtin_prefetch(f);
+      __builtin_prefetch(f + 64);
+      __builtin_prefetch(f + 128);
+    }
+  }
+
+  const SubpelFloors* subpel_floors(int ref, int metric) override {
+    return mb_floors_ && metric == subpel_metric_ ? mb_floors_ + static_cast<size_t>(ref) * num_mbs_ : nullptr;
   }
 
   const SubpelTable* subpel(int part, MV mv, int metric) override {
@@ -194,6 +209,7 @@ class RerankSource final : public IntegerCandidateSource {
   const SubpelTable* mb_tables_ = nullptr;
   const Candidate* ahead_cands_ = nullptr;
   const SubpelTable* ahead_tables_ = nullptr;
+  const SubpelFloors* mb_floors_ = nullptr;  // reference 0's floors of the macroblock (nullptr: no bounds)
   const MV* exact_first_ = nullptr;
 };
 

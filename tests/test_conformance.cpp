@@ -500,14 +500,17 @@ long long summary_count(const std::string& stats, const std::string& key) {
 // The GPU path's sub-pel tables (me_interface.h SubpelTable; GPUSubpelDistortion 2 has the CPU twin compute them as
 // the GPU does with 1) change no decision: the stream is byte-identical to the one whose refinement measures every
 // position itself (GPUSubpelDistortion 0), with both refinement metrics, two references and K 3, and decodes to
-// the reconstruction.
+// the reconstruction. That includes the inter candidates the tables' floors leave unsearched (RDOptimization 0
+// with SATD in both refinement stages: encoder/analyse_inter.cpp, CostBounds).
 TEST(ConformanceSubpelTables, SameStreamAsCpuSubpel) {
   Clip clip;
   ASSERT_TRUE(manifest_clip("megamind_176x144", &clip)) << "sequences/make_clips.sh has not made megamind_176x144";
   const std::vector<std::vector<std::string>> variants = {
       {}, {"MEDistortionHPel=0", "MEDistortionQPel=0", "MDDistortion=0"}, {"MEDistortionHPel=0", "RDOptimization=1"},
       {"NumberReferenceFrames=2", "GPUTopK=3", "QPISlice=36", "QPPSlice=36"}};
-  for (const auto& v : variants) {
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const std::vector<std::string>& v = variants[i];
+    const bool bounded = i == 0 || i == 3;  // SATD in both stages, RDOptimization 0
     EncodeOutput cpu, tables;
     std::vector<std::string> p = {"GPUIntegerME=1", "IntraPeriod=0"};
     p.insert(p.end(), v.begin(), v.end());
@@ -516,12 +519,50 @@ TEST(ConformanceSubpelTables, SameStreamAsCpuSubpel) {
     p.back() = "GPUSubpelDistortion=2";
     ASSERT_TRUE(encode_and_verify(clip, 4, p, &tables, true));
     EXPECT_TRUE(cpu.stream == tables.stream) << "streams differ:\n  " << cpu.lencod_cmd << "\n  " << tables.lencod_cmd;
-    // Not vacuous: the second run did read tables for most refinements, the first for none.
+    // Not vacuous: the second run did read tables for most refinements, the first for none; where the floors bound
+    // the candidates, the second run left some out (and their searches with them), the first none.
     const long long searches = summary_count(tables.stats, "subpel_searches");
     EXPECT_GT(searches, 0);
-    EXPECT_EQ(summary_count(cpu.stats, "subpel_searches"), searches);
     EXPECT_EQ(summary_count(cpu.stats, "subpel_from_tables"), 0);
     EXPECT_GT(summary_count(tables.stats, "subpel_from_tables"), searches / 2) << tables.lencod_cmd;
+    EXPECT_EQ(summary_count(cpu.stats, "searches_bounded"), 0);
+    if (bounded) {
+      EXPECT_GT(summary_count(tables.stats, "searches_bounded"), 0) << tables.lencod_cmd;
+      EXPECT_EQ(searches + summary_count(tables.stats, "searches_bounded"), summary_count(cpu.stats, "subpel_searches"))
+          << tables.lencod_cmd;
+    } else {
+      EXPECT_EQ(summary_count(tables.stats, "searches_bounded"), 0) << tables.lencod_cmd;
+      EXPECT_EQ(searches, summary_count(cpu.stats, "subpel_searches")) << tables.lencod_cmd;
+    }
+  }
+}
+
+// The candidates and sub types the tables' floors leave unsearched (encoder/analyse_inter.cpp, CostBounds) change no
+// decision over the settings the bounds read: QPs from 12 to 44 (lambda against distortion), K 1 and 4 (every rank
+// has a table), three references (each floor taken over them, reference bits), sub types switched off (the cheapest
+// enabled one), slices and threads, on a real clip and on noise (floors far below the chosen costs).
+TEST(ConformanceSubpelTables, FloorBoundsChangeNoDecision) {
+  Clip real;
+  ASSERT_TRUE(manifest_clip("megamind_176x144", &real)) << "sequences/make_clips.sh has not made megamind_176x144";
+  const Clip noise = synth_clip(176, 144, 4, "yuv", "--mode noise");
+  const std::vector<std::pair<const Clip*, std::vector<std::string>>> variants = {
+      {&real, {"QPISlice=12", "QPPSlice=12"}},
+      {&real, {"QPISlice=44", "QPPSlice=44", "GPUTopK=1", "GPUSubpelRanks=1"}},
+      {&real, {"NumberReferenceFrames=3", "GPUTopK=4", "GPUSubpelRanks=4", "QPISlice=32", "QPPSlice=32"}},
+      {&real, {"PSliceSearch8x8=0", "PSliceSearch4x4=0", "PSliceSearch16x8=0", "SliceMode=1", "SliceArgument=20"}},
+      {&noise, {"QPISlice=36", "QPPSlice=36", "Threads=3"}}};
+  for (const auto& [clip, v] : variants) {
+    EncodeOutput cpu, tables;
+    std::vector<std::string> p = {"GPUIntegerME=1", "IntraPeriod=0"};
+    p.insert(p.end(), v.begin(), v.end());
+    p.push_back("GPUSubpelDistortion=0");
+    ASSERT_TRUE(encode_and_verify(*clip, 4, p, &cpu, true));
+    p.back() = "GPUSubpelDistortion=2";
+    ASSERT_TRUE(encode_and_verify(*clip, 4, p, &tables, true));
+    EXPECT_TRUE(cpu.stream == tables.stream) << "streams differ:\n  " << cpu.lencod_cmd << "\n  " << tables.lencod_cmd;
+    EXPECT_GT(summary_count(tables.stats, "searches_bounded"), 0) << tables.lencod_cmd;
+    EXPECT_EQ(summary_count(tables.stats, "subpel_searches") + summary_count(tables.stats, "searches_bounded"),
+              summary_count(cpu.stats, "subpel_searches")) << tables.lencod_cmd;
   }
 }
 
