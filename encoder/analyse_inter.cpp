@@ -269,7 +269,8 @@ class CostBounds {
   }
   CostBounds() = default;  // no bounds
   bool valid() const { return valid_; }
-  // Partitions first .. first + n - 1 of 16x16, 16x8 or 8x16.
+  // Partitions first .. first + n - 1: of 16x16, 16x8 or 8x16 with their reference's cost; of an 8x8 block's sub
+  // type without (the sub-partitions share one reference, whose cost the caller adds once).
   int64_t parts(int first, int n) const {
     int64_t b = 0;
     for (int i = 0; i < n; ++i) b += part_[first + i];
@@ -379,13 +380,26 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
       int64_t best_ref_cost = kMaxCost;
       int best_ref = 0;
       MV best_mv[4];
+      const int64_t sub_bits = ref_cost(c, c.lam.mf[2], st) - 1;
       for (int r = 0; r < c.num_ref_idx_active; ++r) {
         int64_t cost = 0;
         MV mvs[4];
+        bool dropped = false;
         for (int i = 0; i < n; ++i) {
-          cost += s.search(first + i, r, &mvs[i]);
+          // This reference cannot make the sub type the block's cheapest: its other partitions are left out (the
+          // sub type then wins, if at all, with a cheaper reference, as it would have).
+          if (bounds.valid() && best8 != kMaxCost &&
+              cost + bounds.parts(first + i, n - i) + ref_cost(c, ref_lambda, r) + sub_bits >= best8) {
+            left_out += n - i;
+            dropped = true;
+            break;
+          }
+          const int64_t part_cost = s.search(first + i, r, &mvs[i]);
+          if (!rd) check(found.parts(first + i, 1), part_cost);
+          cost += part_cost;
           s.set_state(first + i, r, mvs[i]);
         }
+        if (dropped) continue;
         if (cost < best_ref_cost) {
           cost += ref_cost(c, ref_lambda, r);
           if (cost < best_ref_cost) {
@@ -395,7 +409,8 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
           }
         }
       }
-      if (!rd) check(found.sub_type(b8, st), best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1);
+      if (best_ref_cost == kMaxCost) continue;  // every reference was dropped: the sub type cannot win
+      if (!rd) check(found.sub_type(b8, st), best_ref_cost + sub_bits);
       bool better;
       int64_t cost;
       if (rd) {
@@ -408,7 +423,7 @@ void search_modes(const MbContext& c, Searcher& s, InterCandidate cand[4]) {
         if (better) best_rd = rdc;
       } else {
         // JM low complexity: + lambda_mf[Q_PEL] * refbits[sub_mb_type] (only with several references), - 1.
-        cost = best_ref_cost + ref_cost(c, c.lam.mf[2], st) - 1;
+        cost = best_ref_cost + sub_bits;
         better = cost < best8;
       }
       if (better) {

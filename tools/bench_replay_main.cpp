@@ -72,6 +72,7 @@ class Replay final : public PictureIntegerSearch {
     out.subpel_metric = a.subpel_metric;
     out.subpel_ranks = a.subpel_ranks;
     out.subpel_view = a.subpel.empty() ? nullptr : a.subpel.data();
+    out.floors_view = a.floors.empty() ? nullptr : a.floors.data();
   }
   const char* name() const override { return "replay"; }
   bool runs_beside_cpu() const override { return true; }
