@@ -227,13 +227,14 @@ int64_t rdcost_8x8(const MbContext& c, Searcher& s, int b8, SubMbType st, int re
 
 // Lower bounds of the inter candidates' costs, from the sub-pel tables' floors (me_interface.h, SubpelFloors), for
 // RDOptimization 0, which codes the cheapest candidate (the first of equals), and per 8x8 block the cheapest sub
-// type (likewise): a candidate or sub type whose bound - the cost of its partitions searched so far plus the bounds
-// of the rest - is no lower than the best cost found before it cannot be chosen, and its remaining searches are left
-// out: the same decisions, streams and reconstructions, without the work. A partition's cost is a distortion its
-// floor bounds (every stage of the refinement reads the tables, whichever candidate the predictor picks) plus
-// lambda times at least 2 mv bits (one per component), plus its reference's cost. What a search left out would have
-// written into the macroblock's motion state (Searcher::set_state) is read by no later search: each reads only
-// partitions decoded before it in its own candidate (or, in P8x8, the 8x8 blocks already decided).
+// type (likewise): a candidate, sub type or reference of a sub type's trial whose bound - the cost of its partitions
+// searched so far plus the bounds of the rest - is no lower than the best cost found before it cannot be chosen,
+// and its remaining searches are left out: the same decisions, streams and reconstructions, without the work. A
+// partition's cost is a distortion its floor bounds (every stage of the refinement reads the tables, whichever
+// candidate the predictor picks) plus lambda times at least 2 mv bits (one per component), plus its reference's
+// cost. What a search left out would have written into the macroblock's motion state (Searcher::set_state) is read
+// by no later search: each reads only partitions decoded before it in its own candidate (or, in P8x8, the 8x8
+// blocks already decided).
 class CostBounds {
  public:
   static constexpr int kMaxBoundRefs = 32;  // the most references a P slice's list 0 can hold
