@@ -111,6 +111,7 @@ struct Searcher {
     ++searches;
     ic.times->subpel_searches += !msp.disable_subpel;
     ic.times->subpel_from_tables += r.from_table;
+    ic.times->subpel_table_escapes += r.table_escape;
     int64_t cost = r.cost;  // signed: JM's check_position0 bonus can make it negative
     *mv_out = r.mv;
     if (c.p->rd_optimization == 0 && part == kPart16x16 && skip_cost < cost) {

@@ -23,8 +23,9 @@ struct StageTimes {
   double deblocking = 0;
   double total = 0;
   // Counts beside the times: sub-pel refinements (one per partition search) and how many of them read the GPU
-  // search's sub-pel tables instead of measuring pixels (GPUSubpelDistortion).
-  int64_t subpel_searches = 0, subpel_from_tables = 0;
+  // search's sub-pel tables instead of measuring pixels (GPUSubpelDistortion), and how many of those measured some
+  // positions whose table entries were escaped (me/me_interface.h, kSubpelEscape).
+  int64_t subpel_searches = 0, subpel_from_tables = 0, subpel_table_escapes = 0;
   // Partition searches (per reference) left out because the sub-pel tables' floors showed that the candidate or
   // sub type they belong to could not be chosen (encoder/analyse_inter.cpp, CostBounds); not in subpel_searches.
   int64_t searches_bounded = 0;
@@ -39,6 +40,7 @@ struct StageTimes {
     integer_me += o.integer_me; picture_search += o.picture_search; subpel_me += o.subpel_me; mode_decision += o.mode_decision;
     coding += o.coding; deblocking += o.deblocking; total += o.total;
     subpel_searches += o.subpel_searches; subpel_from_tables += o.subpel_from_tables;
+    subpel_table_escapes += o.subpel_table_escapes;
     searches_bounded += o.searches_bounded;
     bound_checks += o.bound_checks;
     bound_violations += o.bound_violations;

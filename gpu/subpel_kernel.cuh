@@ -12,10 +12,11 @@
 //      CPU's SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within
 //      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
-//   4. per table slot (two per thread in the rows' near parts): the sum over the partition's blocks, written to
-//      the table;
-//   5. per partition the smallest of its sums, into the macroblock's floors (SubpelFloors: a minimum over the
-//      blocks of every rank, taken with atomicMin, so the order the blocks run in does not matter).
+//   4. per (partition, slot) the sum over the partition's blocks, and per partition the smallest sum (the row's
+//      base); then the table a word per thread: each sum as its excess over the base in a byte (kSubpelEscape
+//      from 255 up), and the bases;
+//   5. the rows' bases into the macroblock's floors (SubpelFloors: a minimum over the blocks of every rank, taken
+//      with atomicMin, so the order the blocks run in does not matter).
 // Uses only __syncthreads, atomicMin and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it
 // once per translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
 #pragma once
@@ -353,10 +354,8 @@ GME_SUBPEL_UNROLL
   }
   __syncthreads();
 
-  // 4. Partition sums in the table's layout: the near parts two slots per thread (a warp writes two partitions'
-  //    lines), then the far parts a slot per thread, then the tail's zeros (every byte that travels to the host is
-  //    written, so tables compare whole).
-  SubpelTable& out = a.out[static_cast<size_t>(mb) * a.ranks + rank];
+  // 4. Partition sums, every (partition, slot) into the planes' space (read no more), and each row's smallest sum
+  //    (the table's base for it, and this block's share of the floors).
   const auto partition_sum = [&](int part, int oi) {
     const SubpelRect rect = subpel_rect(part);
     uint32_t sum = 0;
@@ -365,27 +364,50 @@ GME_SUBPEL_UNROLL
         sum += s_res[s_alias[rect.level * 16 + by * 4 + bx] * kSubpelOffsets + oi];
     return sum;
   };
-  constexpr int kNearPairs = kSubpelNearSlots / 2;
-  for (int i = tid; i < kNumPartitions * kNearPairs; i += kSubpelThreads) {
-    const int part = i / kNearPairs, slot = 2 * (i % kNearPairs);
-    const uint32_t sum0 = partition_sum(part, s_slot[slot]), sum1 = partition_sum(part, s_slot[slot + 1]);
-    if (part == 0) reinterpret_cast<uint2*>(out.d16x16)[slot / 2] = make_uint2(sum0, sum1);
-    else reinterpret_cast<uint32_t*>(out.d[part - 1])[slot / 2] = sum0 | sum1 << 16;
-    if (a.floors) atomicMin(&s_floor[part], min(sum0, sum1));
+  uint32_t* s_sum = reinterpret_cast<uint32_t*>(s_pl);  // [partition][slot]
+  static_assert(kNumPartitions * kSubpelOffsets * 4 <= kSubpelPlanesBytes, "the sums fit where the planes were");
+  for (int i = tid; i < kNumPartitions * kSubpelOffsets; i += kSubpelThreads) {
+    const int part = i / kSubpelOffsets, slot = i % kSubpelOffsets;
+    const uint32_t sum = partition_sum(part, s_slot[slot]);
+    s_sum[i] = sum;
+    atomicMin(&s_floor[part], sum);
   }
-  for (int i = tid; i < kNumPartitions * kSubpelFarSlots; i += kSubpelThreads) {
-    const int part = i / kSubpelFarSlots, far = i % kSubpelFarSlots;
-    const uint32_t sum = partition_sum(part, s_slot[kSubpelNearSlots + far]);
-    if (part == 0) out.far16x16[far] = sum;
-    else out.far[part - 1][far] = static_cast<uint16_t>(sum);
-    if (a.floors) atomicMin(&s_floor[part], sum);
+  __syncthreads();
+  //    The table (SubpelTable's layout) a word per item, consecutive words over the threads: the near parts'
+  //    excesses, the bases, the far parts' excesses (their rows of 17 bytes straddle words), the tail's zeros:
+  //    every byte that travels to the host is written, so tables compare whole.
+  const auto excess = [&](int part, int slot) {
+    const uint32_t e = s_sum[part * kSubpelOffsets + slot] - s_floor[part];
+    return e < kSubpelEscape ? e : static_cast<uint32_t>(kSubpelEscape);
+  };
+  uint32_t* out = reinterpret_cast<uint32_t*>(&a.out[static_cast<size_t>(mb) * a.ranks + rank]);
+  static_assert(kSubpelNearSlots % 4 == 0 && kSubpelBaseOffset % 4 == 0 && kSubpelFarOffset % 4 == 0 &&
+                    sizeof(SubpelTable) % 4 == 0,
+                "words never straddle the near parts or the bases");
+  for (int w = tid; w < static_cast<int>(sizeof(SubpelTable) / 4); w += kSubpelThreads) {
+    const int b = 4 * w;
+    uint32_t word = 0;
+    if (b < kSubpelBaseOffset) {
+      const int part = b / kSubpelNearSlots, slot = b % kSubpelNearSlots;
+      word = excess(part, slot) | excess(part, slot + 1) << 8 | excess(part, slot + 2) << 16 |
+             excess(part, slot + 3) << 24;
+    } else if (b == kSubpelBaseOffset) {
+      word = s_floor[0];
+    } else if (b < kSubpelFarOffset) {  // 16-bit bases of partitions 1..40, two a word
+      const int part = 1 + (b - kSubpelBaseOffset - 4) / 2;
+      word = s_floor[part] | s_floor[part + 1] << 16;
+    } else {
+GME_SUBPEL_UNROLL
+      for (int j = 0; j < 4; ++j) {
+        const int f = b + j - kSubpelFarOffset;
+        if (f < kNumPartitions * kSubpelFarSlots)
+          word |= excess(f / kSubpelFarSlots, kSubpelNearSlots + f % kSubpelFarSlots) << (8 * j);
+      }
+    }
+    out[w] = word;
   }
-  if (tid < static_cast<int>(sizeof(out.tail) / sizeof(out.tail[0]))) out.tail[tid] = 0;
   // 5. The floors (SubpelFloors): this rank's partition minima into the macroblock's, over every rank's block.
-  if (a.floors) {
-    __syncthreads();
-    if (tid < kNumPartitions) atomicMin(&a.floors[mb].d[tid], s_floor[tid]);
-  }
+  if (a.floors && tid < kNumPartitions) atomicMin(&a.floors[mb].d[tid], s_floor[tid]);
 }
 
 }  // namespace

@@ -29,13 +29,14 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
       int bs = 0;
       while (kBlockW[bs] != w || kBlockH[bs] != h) ++bs;
       const MV mv = cands.at(r, mb, part)[rank].mv;
+      uint32_t by_slot[kSubpelOffsets];
       for (int oy = -3; oy <= 3; ++oy)
         for (int ox = -3; ox <= 3; ++ox) {
           mc_luma(pred, 16, ref, x, y, MV(mv.x + ox, mv.y + oy), w, h);
-          const uint32_t d = metric == 2 ? px.satd[bs](cur.at(x, y), cur.stride, pred, 16)
-                                         : px.sad[bs](cur.at(x, y), cur.stride, pred, 16);
-          t.set_slot(part, subpel_slot(ox, oy), d);
+          by_slot[subpel_slot(ox, oy)] = metric == 2 ? px.satd[bs](cur.at(x, y), cur.stride, pred, 16)
+                                                     : px.sad[bs](cur.at(x, y), cur.stride, pred, 16);
         }
+      t.set_row(part, by_slot);
     }
   };
   // A (reference, macroblock) at a time, every rank of it.
@@ -48,10 +49,9 @@ void subpel_tables_twin(const PictureSearchRequest& req, const PictureCandidates
       SubpelFloors& f = floors[j];
       for (uint32_t& v : f.d) v = UINT32_MAX;
       for (uint32_t& v : f.tail) v = UINT32_MAX;
-      for (int rank = 0; rank < ranks; ++rank) {
+      for (int rank = 0; rank < ranks; ++rank) {  // a row's base is its smallest value
         const SubpelTable& t = out[static_cast<size_t>(j) * ranks + rank];
-        for (int part = 0; part < kNumPartitions; ++part)
-          for (int slot = 0; slot < kSubpelOffsets; ++slot) f.d[part] = std::min(f.d[part], t.slot(part, slot));
+        for (int part = 0; part < kNumPartitions; ++part) f.d[part] = std::min(f.d[part], t.row_base(part));
       }
     }
   });

@@ -133,6 +133,7 @@ void Report::add_picture(int64_t frame_in_file, const PictureResult& r, const Fr
                     ",\"time_subpel_me_s\":" + jnum(r.times.subpel_me, 6) +
                     ",\"subpel_searches\":" + std::to_string(r.times.subpel_searches) +
                     ",\"subpel_from_tables\":" + std::to_string(r.times.subpel_from_tables) +
+                    ",\"subpel_table_escapes\":" + std::to_string(r.times.subpel_table_escapes) +
                     ",\"time_mode_decision_s\":" + jnum(r.times.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(r.times.coding, 6) +
                     ",\"time_deblocking_s\":" + jnum(r.times.deblocking, 6) +
@@ -207,7 +208,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
   if (stages_.subpel_from_tables > 0)
     con_ << " Sub-pel distortions from tables   : " << stages_.subpel_from_tables << " of " << stages_.subpel_searches
          << " partition refinements (" << fmt("%.1f", 100.0 * stages_.subpel_from_tables / stages_.subpel_searches)
-         << " %)\n";
+         << " %; " << stages_.subpel_table_escapes << " measured escaped entries)\n";
   if (stages_.searches_bounded > 0)
     con_ << " Partition searches left out       : " << stages_.searches_bounded
          << " (sub-pel tables' floors: their candidates could not win)\n";
@@ -234,6 +235,7 @@ void Report::finish(double total_time_s, const std::string& integer_me_path) {
                     ",\"time_subpel_me_s\":" + jnum(stages_.subpel_me, 6) +
                     ",\"subpel_searches\":" + std::to_string(stages_.subpel_searches) +
                     ",\"subpel_from_tables\":" + std::to_string(stages_.subpel_from_tables) +
+                    ",\"subpel_table_escapes\":" + std::to_string(stages_.subpel_table_escapes) +
                     ",\"searches_bounded\":" + std::to_string(stages_.searches_bounded) +
                     ",\"time_mode_decision_s\":" + jnum(stages_.mode_decision, 6) +
                     ",\"time_coding_s\":" + jnum(stages_.coding, 6) +

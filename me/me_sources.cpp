@@ -116,6 +116,13 @@ class RerankSource final : public IntegerCandidateSource {
       __builtin_prefetch(f + 64);
       __builtin_prefetch(f + 128);
     }
+    if (ahead_tables_) {  // the rows' bases, two lines per rank that every partition's refinement reads
+      const char* b = reinterpret_cast<const char*>(ahead_tables_) + kSubpelBaseOffset;
+      for (int k = 0; k < subpel_ranks_ && k < kPrefetchRanks; ++k) {
+        __builtin_prefetch(b + k * sizeof(SubpelTable));
+        __builtin_prefetch(b + k * sizeof(SubpelTable) + (kSubpelFarOffset - kSubpelBaseOffset) - 1);
+      }
+    }
   }
 
   const SubpelFloors* subpel_floors(int ref, int metric) override {
@@ -139,26 +146,24 @@ class RerankSource final : public IntegerCandidateSource {
     // A query reads K * 8 bytes (one cache line at K = 8) that the GPU download left in memory, not in cache: one
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
-    // The same holds for the sub-pel tables (4 KB per macroblock and rank), read by the refinement right after this
-    // query: the near part of the partition's row (slots 0-31, one cache line: what most refinements read,
-    // me_interface.h) for the first kPrefetchRanks ranks, one line each (two for the 32-bit 16x16 row). One line
-    // per rank keeps the prefetches per query few enough not to stall on the line-fill buffers, and every rank up
-    // to kPrefetchRanks is fetched because refinements that choose a later rank than 0 are common (doc/GPU.md).
+    // The same holds for the sub-pel tables (2 KB per macroblock and rank), read by the refinement right after this
+    // query: the near part of the partition's row (slots 0-31, 32 bytes within a cache line: what most refinements
+    // read, me_interface.h) for the first kPrefetchRanks ranks, one line each (begin_mb fetched the rows' bases).
+    // One line per rank keeps the prefetches per query few enough not to stall on the line-fill buffers, and every
+    // rank up to kPrefetchRanks is fetched because refinements that choose a later rank than 0 are common
+    // (doc/GPU.md).
     if (ahead_cands_) {
       const char* ahead = reinterpret_cast<const char*>(ahead_cands_ + part * k_max);
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
       if (const SubpelTable* t = ahead_tables_) {
-        const char* row = part == 0 ? reinterpret_cast<const char*>(t->d16x16) : reinterpret_cast<const char*>(t->d[part - 1]);
+        const char* row = reinterpret_cast<const char*>(t->near[part]);
         if (subpel_ranks_ >= kPrefetchRanks) {  // the usual case, unrolled (a loop cost 4 instructions a line)
 #pragma GCC unroll 16
           for (int k = 0; k < kPrefetchRanks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         } else {
           for (int k = 0; k < subpel_ranks_; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));
         }
-        if (part == 0)  // the 16x16 row's first 32 slots take two lines
-          for (int k = 0; k < subpel_ranks_ && k < kPrefetchRanks; ++k)
-            __builtin_prefetch(row + 64 + k * sizeof(SubpelTable));
       }
     }
     last_part_ = part;

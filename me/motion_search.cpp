@@ -157,40 +157,47 @@ static_assert(subpel_slot(0, 0) == 0 && subpel_slot(0, -2) == 1 && subpel_slot(0
 // position's cost is formed and the minimum taken without branches on the data; the half-pel stage reads slots 0-8,
 // the quarter-pel stage the 9 slots kQuarterSlots gives for the half-pel winner. Same positions, costs and order as
 // refine() (tests: MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix).
-// near, far: the partition's row in the table (SubpelTable: slots 0-31, slots 32-48).
-template <typename T>
-void refine_table(const T* near, const T* far, const Candidate& ic, MV pred, const MotionSearchParams& p,
-                  MotionResult& res) {
+// near, far: the partition's row of excesses over `base` (SubpelTable: slots 0-31, slots 32-48).
+// An escaped entry (kSubpelEscape) enters with its lower bound base + 255. A stage whose winner costs less than
+// every escaped position's bound has the winner refine() finds: the escaped positions cost at least their bounds,
+// the others are exact. Otherwise (a bound at or below the winner's cost, which a tie could decide) it returns
+// false without touching res, and the caller measures the escaped positions.
+bool refine_table(const uint8_t* near, const uint8_t* far, uint32_t base, const Candidate& ic, MV pred,
+                  const MotionSearchParams& p, MotionResult& res) {
   const bool start_hp = p.hpel_metric == 0;
   const bool start_qp = p.hpel_metric == p.qpel_metric;
   const int dx = ic.mv.x - pred.x, dy = ic.mv.y - pred.y;
-  auto D = [near, far](int slot) {
-    return static_cast<int64_t>(slot < kSubpelNearSlots ? near[slot] : far[slot - kSubpelNearSlots]) << kLambdaBits;
-  };
+  const int64_t b = static_cast<int64_t>(base) << kLambdaBits;
+  auto E = [near, far](int slot) { return slot < kSubpelNearSlots ? near[slot] : far[slot - kSubpelNearSlots]; };
   int64_t min_cost = start_hp ? res.cost : INT64_MAX;
+  int64_t escaped_min = INT64_MAX;  // the smallest cost an escaped position of the stage may have
   int best = 0;
-  auto take = [&min_cost, &best](int64_t cost, int pos) {
+  auto take = [&min_cost, &best, &escaped_min, b](int64_t bits, uint8_t e, int pos) {
+    const int64_t cost = bits + b + (static_cast<int64_t>(e) << kLambdaBits);
     const bool lower = cost < min_cost;
     min_cost = lower ? cost : min_cost;
     best = lower ? pos : best;
+    const int64_t bound = e == kSubpelEscape ? cost : INT64_MAX;
+    escaped_min = bound < escaped_min ? bound : escaped_min;
   };
   // Half pel: offsets (2i, 2j) in kSpiral order = slots 0..8.
   const int64_t lh = p.lambda_factor_hpel;
   const int64_t hx0 = lh * se_bits(dx - 2), hx1 = lh * se_bits(dx), hx2 = lh * se_bits(dx + 2);
   const int64_t hy0 = lh * se_bits(dy - 2), hy1 = lh * se_bits(dy), hy2 = lh * se_bits(dy + 2);
   if (!start_hp) {
-    int64_t c = hx1 + hy1 + D(0);
+    int64_t c = hx1 + hy1;
     if (p.zero_mv_bonus && ic.mv == MV(0, 0)) c -= lh * 16;
-    take(c, 0);
+    take(c, E(0), 0);
   }
-  take(hx1 + hy0 + D(1), 1);
-  take(hx1 + hy2 + D(2), 2);
-  take(hx0 + hy0 + D(3), 3);
-  take(hx2 + hy0 + D(4), 4);
-  take(hx0 + hy1 + D(5), 5);
-  take(hx2 + hy1 + D(6), 6);
-  take(hx0 + hy2 + D(7), 7);
-  take(hx2 + hy2 + D(8), 8);
+  take(hx1 + hy0, E(1), 1);
+  take(hx1 + hy2, E(2), 2);
+  take(hx0 + hy0, E(3), 3);
+  take(hx2 + hy0, E(4), 4);
+  take(hx0 + hy1, E(5), 5);
+  take(hx2 + hy1, E(6), 6);
+  take(hx0 + hy2, E(7), 7);
+  take(hx2 + hy2, E(8), 8);
+  if (escaped_min <= min_cost) return false;
   const int hx = 2 * kSpiral[best][0], hy = 2 * kSpiral[best][1];
   // Quarter pel around (hx, hy), positions in kSpiral order.
   const int8_t* q = kQuarterSlots.slot[best];
@@ -199,20 +206,23 @@ void refine_table(const T* near, const T* far, const Candidate& ic, MV pred, con
   const int64_t qx0 = lq * se_bits(qdx - 1), qx1 = lq * se_bits(qdx), qx2 = lq * se_bits(qdx + 1);
   const int64_t qy0 = lq * se_bits(qdy - 1), qy1 = lq * se_bits(qdy), qy2 = lq * se_bits(qdy + 1);
   best = 0;
+  escaped_min = INT64_MAX;
   if (!start_qp) {
     min_cost = INT64_MAX;
-    take(qx1 + qy1 + D(q[0]), 0);
+    take(qx1 + qy1, E(q[0]), 0);
   }
-  take(qx1 + qy0 + D(q[1]), 1);
-  take(qx1 + qy2 + D(q[2]), 2);
-  take(qx0 + qy0 + D(q[3]), 3);
-  take(qx2 + qy0 + D(q[4]), 4);
-  take(qx0 + qy1 + D(q[5]), 5);
-  take(qx2 + qy1 + D(q[6]), 6);
-  take(qx0 + qy2 + D(q[7]), 7);
-  take(qx2 + qy2 + D(q[8]), 8);
+  take(qx1 + qy0, E(q[1]), 1);
+  take(qx1 + qy2, E(q[2]), 2);
+  take(qx0 + qy0, E(q[3]), 3);
+  take(qx2 + qy0, E(q[4]), 4);
+  take(qx0 + qy1, E(q[5]), 5);
+  take(qx2 + qy1, E(q[6]), 6);
+  take(qx0 + qy2, E(q[7]), 7);
+  take(qx2 + qy2, E(q[8]), 8);
+  if (escaped_min <= min_cost) return false;
   res.mv = MV(ic.mv.x + hx + kSpiral[best][0], ic.mv.y + hy + kSpiral[best][1]);
   res.cost = min_cost;
+  return true;
 }
 
 }  // namespace
@@ -238,10 +248,9 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   const SubpelTable* table_q = p.qpel_metric == p.hpel_metric ? table_h : src.subpel(part, ic.mv, p.qpel_metric);
   if (table_h && table_q) {
     // A source holds tables of one metric (PictureCandidates::subpel_metric), so both are that one table.
-    if (part == 0) refine_table(table_h->d16x16, table_h->far16x16, ic, pred, p, res);
-    else refine_table(table_h->d[part - 1], table_h->far[part - 1], ic, pred, p, res);
     res.from_table = true;
-    return res;
+    if (refine_table(table_h->near[part], table_h->far[part], table_h->row_base(part), ic, pred, p, res)) return res;
+    // An escaped entry could win: below, refine() measures the escaped positions it reaches and reads the others.
   }
 
   const PartitionGeometry g = partition_geometry(part);
@@ -267,8 +276,11 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   const Block4x4Funcs& b4 = dsp.block4x4;
   const AvgRowsFn avg = dsp.mc.avg;
   auto distortion = [&](int metric, int ox, int oy) -> int64_t {
-    if (const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q)
+    const SubpelTable* t = metric == p.hpel_metric ? table_h : table_q;
+    if (t && t->exact_at(part, subpel_offset_index(ox, oy))) {
       return static_cast<int64_t>(t->at(part, subpel_offset_index(ox, oy))) << kLambdaBits;
+    }
+    res.table_escape |= t != nullptr;
     int ps;
     if (!memo) {
       const uint8_t* pred_px = region.predict(avg, ox, oy, pbuf, &ps);

@@ -50,6 +50,7 @@ struct MotionResult {
                  // Signed, unlike the first draft of the API: JM's check_position0 bonus can make it negative.
   bool from_table = false;  // the refinement read distortions (of both stages, or of the one whose metric the
                             // table has) from the search's SubpelTable (statistics)
+  bool table_escape = false;  // ... and measured positions whose entries the table had escaped (kSubpelEscape)
 };
 
 // Integer candidate from `src` (begin_mb already called for this mb/ref), then JM sub-pel refinement.

@@ -570,7 +570,8 @@ TEST(MeCpu, ZeroVectorBonusMakesTheCostNegative) {
 
 // Sub-pel tables (me_interface.h SubpelTable) computed with the picture-level search: the refinement that reads
 // them must decide exactly as the JM transcription that measures every position itself, for both metrics, and
-// must actually read them (a partition whose chosen vector is the first candidate gets its table).
+// must actually read them (a partition whose chosen vector is the first candidate gets its table). The noisy
+// picture makes rows whose entries pass 254 above their minimum, escaped in the table, near the winners too.
 TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
   std::mt19937 rng(61);
   const Plane ref = make_plane(64, 48, rng, 1);
@@ -584,7 +585,7 @@ TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
     TwinPictureSearch(dsp_here()).search(req, cands);
     ASSERT_EQ(cands.subpel_metric, m[1]);
     auto src = make_rerank_source(cands, 4, p.lambda_factor_fpel);
-    int with_table = 0;
+    int with_table = 0, escapes = 0;
     for (int mb = 0; mb < 12; ++mb) {
       const int mx = mb % 4, my = mb / 4;
       src->begin_mb(mx, my, 0, MV(0, 0));
@@ -598,9 +599,11 @@ TEST(MeCpu, SubpelTablesGiveTheOraclesDecisions) {
         const MotionResult want = subpel_oracle(ic, part, pred, cur, ref, mx, my, p);
         ASSERT_EQ(got.mv, want.mv) << "part " << part << " mb " << mb << " metrics " << m[0] << m[1];
         ASSERT_EQ(got.cost, want.cost) << "part " << part << " mb " << mb;
+        escapes += got.table_escape;
       }
     }
     EXPECT_GT(with_table, 12 * kNumPartitions / 2);
+    EXPECT_GT(escapes, 0) << "metrics " << m[0] << m[1];
   }
 }
 
@@ -618,12 +621,12 @@ TEST(MeCpu, SubpelTableDrivesTheRefinement) {
     cands.subpel_metric = 2;
     cands.subpel_ranks = 1;
     cands.subpel.assign(9, SubpelTable{});
+    uint32_t row[kSubpelOffsets];  // within 254 of the row's minimum: every entry exact
+    for (int oy = -3; oy <= 3; ++oy)
+      for (int ox = -3; ox <= 3; ++ox)
+        row[subpel_slot(ox, oy)] = static_cast<uint32_t>(5000 + 20 * (std::abs(ox - best.x) + std::abs(oy - best.y)));
     for (SubpelTable& t : cands.subpel)
-      for (int oy = -3; oy <= 3; ++oy)
-        for (int ox = -3; ox <= 3; ++ox) {
-          const int d = 1000 * (std::abs(ox - best.x) + std::abs(oy - best.y));
-          for (int part = 0; part < kNumPartitions; ++part) t.set_slot(part, subpel_slot(ox, oy), static_cast<uint32_t>(d));
-        }
+      for (int part = 0; part < kNumPartitions; ++part) t.set_row(part, row);
     auto src = make_rerank_source(cands, 3, kL);
     const MotionSearchParams p{kL, kL, kL, 2, 2, false};
     src->begin_mb(1, 1, 0, MV(0, 0));
@@ -655,10 +658,32 @@ TEST(SubpelSlots, PermutationWithTheCommonRefinementsInTheFirstLine) {
     for (int qy = -1; qy <= 1; ++qy)
       for (int qx = -1; qx <= 1; ++qx)
         EXPECT_LT(subpel_slot(h.first + qx, h.second + qy), kSubpelNearSlots) << h.first + qx << "," << h.second + qy;
-  // Every near part a cache line of its own: tables 64-byte aligned, the 16x16 row's two lines, then one each.
+  // Every near part within one cache line: tables 64-byte aligned, near parts of 32 bytes from the table's start.
   EXPECT_EQ(alignof(SubpelTable) % 64, 0u);
-  EXPECT_EQ(offsetof(SubpelTable, d) % 64, 0u);
-  EXPECT_EQ(sizeof(SubpelTable::d[0]), 64u);
+  EXPECT_EQ(offsetof(SubpelTable, near), 0u);
+  EXPECT_EQ(sizeof(SubpelTable::near[0]), 32u);
+}
+
+// A table row keeps its minimum whole (32 bits for 16x16, whose SATD passes 65535) and every entry up to 254 above
+// it exactly; entries from 255 above are escaped and read as that bound. Rows do not touch each other.
+TEST(SubpelTableRow, ExactWithin254OfTheMinimumEscapedBeyond) {
+  SubpelTable t{};
+  for (int part : {0, 7, 40}) {
+    const uint32_t base = part == 0 ? 100000 : 60000 - part;
+    uint32_t row[kSubpelOffsets];
+    for (int s = 0; s < kSubpelOffsets; ++s) row[s] = base + static_cast<uint32_t>((s * 37 + part) % 400);
+    row[(part + 5) % kSubpelOffsets] = base;  // one entry at the minimum, wherever it lies
+    t.set_row(part, row);
+    EXPECT_EQ(t.row_base(part), base) << part;
+    for (int s = 0; s < kSubpelOffsets; ++s) {
+      const uint32_t excess = row[s] - base;
+      EXPECT_EQ(t.exact(part, s), excess <= 254) << part << " " << s;
+      EXPECT_EQ(t.slot(part, s), excess <= 254 ? row[s] : base + 255) << part << " " << s;
+      EXPECT_EQ(t.at(part, kSubpelSlots.offset_of_slot[s]), t.slot(part, s));
+    }
+  }
+  EXPECT_EQ(t.row_base(1), 0u);  // untouched rows stay as they were
+  for (int s = 0; s < kSubpelOffsets; ++s) EXPECT_EQ(t.slot(1, s), 0u);
 }
 
 }  // namespace
