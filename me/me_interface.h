@@ -126,8 +126,8 @@ constexpr SubpelSlotMap make_subpel_slot_map() {
 inline constexpr SubpelSlotMap kSubpelSlots = make_subpel_slot_map();
 constexpr int subpel_slot(int ox, int oy) { return kSubpelSlots.slot_of_offset[subpel_offset_index(ox, oy)]; }
 
-// One per (ref, mb, rank): 2112 bytes, 64-byte aligned. The tables' download bounds the GPU's time, so a row keeps
-// its smallest value (its base) whole and each entry as its excess over the base in one byte: exact up to 254,
+// One per (ref, mb, rank): 2112 bytes, 64-byte aligned. The tables' download weighs on the GPU's time per picture, so
+// a row keeps its smallest value (its base) whole and each entry as its excess over the base in one byte: exact up to 254,
 // while kSubpelEscape says only "at least base + 255". A refinement needs exact values only where they could win,
 // and an entry that far above the row's minimum rarely can; where one could (me/motion_search.cpp), the refinement
 // measures that position itself. Same values where it matters, same decisions, same stream.
