@@ -110,7 +110,7 @@ RoundingConfig rounding_config(const EncoderParams& p);
 void init_encoder_state(EncoderState& s, const EncoderParams& p, PictureSearchFactory make_search = {});
 
 // Sub-pel table ranks a P picture asks for: GPUSubpelRanks, at most GPUTopK, and at most what keeps the tables
-// (sizeof(SubpelTable) = 2112 bytes per reference, macroblock and rank, page-locked on the host and again on the
+// (sizeof(SubpelTable) = 2176 bytes per reference, macroblock and rank, page-locked on the host and again on the
 // device) within kSubpelTableBudget; 0 (no tables) when not even one rank fits. The ranks change no decision, only
 // how many refinements read a table (doc/CONFIG.md GPUSubpelRanks): the cap keeps 4K pictures with several
 // references from asking for gigabytes of page-locked memory, whose failure would put the rest of the encode on

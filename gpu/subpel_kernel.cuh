@@ -13,8 +13,8 @@
 //      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
 //   4. per (partition, slot) the sum over the partition's blocks, and per partition the smallest sum (the row's
-//      base); then the table a word per thread: each sum as its excess over the base in a byte (kSubpelEscape
-//      from 255 up), and the bases;
+//      base); then the table a word per thread: the bases, and each sum as its excess over its base in a byte
+//      (kSubpelEscape from 255 up);
 //   5. the rows' bases into the macroblock's floors (SubpelFloors: a minimum over the blocks of every rank, taken
 //      with atomicMin, so the order the blocks run in does not matter).
 // Uses only __syncthreads, atomicMin and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it
@@ -373,29 +373,29 @@ GME_SUBPEL_UNROLL
     atomicMin(&s_floor[part], sum);
   }
   __syncthreads();
-  //    The table (SubpelTable's layout) a word per item, consecutive words over the threads: the near parts'
-  //    excesses, the bases, the far parts' excesses (their rows of 17 bytes straddle words), the tail's zeros:
-  //    every byte that travels to the host is written, so tables compare whole.
+  //    The table (SubpelTable's layout) a word per item, consecutive words over the threads: each row's base and
+  //    near part's excesses, then the far parts' excesses (their rows of 21 bytes straddle words), then the tail's
+  //    zeros: every byte that travels to the host is written, so tables compare whole.
   const auto excess = [&](int part, int slot) {
     const uint32_t e = s_sum[part * kSubpelOffsets + slot] - s_floor[part];
     return e < kSubpelEscape ? e : static_cast<uint32_t>(kSubpelEscape);
   };
   uint32_t* out = reinterpret_cast<uint32_t*>(&a.out[static_cast<size_t>(mb) * a.ranks + rank]);
-  static_assert(kSubpelNearSlots % 4 == 0 && kSubpelBaseOffset % 4 == 0 && kSubpelFarOffset % 4 == 0 &&
+  static_assert(sizeof(SubpelRow) == 32 && offsetof(SubpelRow, near) == 4 && kSubpelFarOffset % 4 == 0 &&
                     sizeof(SubpelTable) % 4 == 0,
-                "words never straddle the near parts or the bases");
+                "a row is its base's word and 7 words of 4 excesses");
   for (int w = tid; w < static_cast<int>(sizeof(SubpelTable) / 4); w += kSubpelThreads) {
     const int b = 4 * w;
     uint32_t word = 0;
-    if (b < kSubpelBaseOffset) {
-      const int part = b / kSubpelNearSlots, slot = b % kSubpelNearSlots;
-      word = excess(part, slot) | excess(part, slot + 1) << 8 | excess(part, slot + 2) << 16 |
-             excess(part, slot + 3) << 24;
-    } else if (b == kSubpelBaseOffset) {
-      word = s_floor[0];
-    } else if (b < kSubpelFarOffset) {  // 16-bit bases of partitions 1..40, two a word
-      const int part = 1 + (b - kSubpelBaseOffset - 4) / 2;
-      word = s_floor[part] | s_floor[part + 1] << 16;
+    if (b < kSubpelFarOffset) {
+      const int part = b / 32, in_row = b % 32;
+      if (in_row == 0) {
+        word = s_floor[part];
+      } else {
+        const int slot = in_row - 4;
+        word = excess(part, slot) | excess(part, slot + 1) << 8 | excess(part, slot + 2) << 16 |
+               excess(part, slot + 3) << 24;
+      }
     } else {
 GME_SUBPEL_UNROLL
       for (int j = 0; j < 4; ++j) {

@@ -93,12 +93,12 @@ constexpr int subpel_offset_index(int ox, int oy) { return (oy + 3) * 7 + (ox + 
 // Where each offset sits in a table row. A row is read by one refinement: its 9 half-pel offsets, then the 8
 // quarter-pel offsets around the half-pel winner. Slot order: slots 0-8 the half-pel offsets in the refinement's
 // (JM's spiral) order, 9-16 the quarter-pel ring around the centre, then the rings around the half-pel winners
-// (-2, 0), (2, 0) and (0, -2) (5 new offsets each), up to slot 31: a row's near part, 32 bytes within one cache
-// line, which with the row's base serves a refinement whose half-pel winner is one of those four (most
-// refinements: the centre wins most often), so the macroblock loop prefetches those lines per candidate (doc/GPU.md,
-// "Sub-pel tables"). The other 17 offsets, slots 32-48, are the row's far part, kept apart and without padding: the
-// tables' download bounds the GPU's time, and the far parts are what few refinements read.
-constexpr int kSubpelNearSlots = 32;
+// (-2, 0) and (2, 0) (5 new offsets each), and slot 27: a row's near part, which with the row's base makes 32 bytes
+// within one cache line and alone serves a refinement whose half-pel winner is one of those three (most
+// refinements: the centre wins most often), so the macroblock loop prefetches that line per candidate (doc/GPU.md,
+// "Sub-pel tables"). The other 21 offsets, slots 28-48, are the row's far part, kept apart and without padding:
+// the tables' download weighs on the GPU's time, and the far parts are what few refinements read.
+constexpr int kSubpelNearSlots = 28;
 constexpr int kSubpelFarSlots = kSubpelOffsets - kSubpelNearSlots;
 struct SubpelSlotMap {
   int8_t slot_of_offset[kSubpelOffsets];
@@ -126,22 +126,26 @@ constexpr SubpelSlotMap make_subpel_slot_map() {
 inline constexpr SubpelSlotMap kSubpelSlots = make_subpel_slot_map();
 constexpr int subpel_slot(int ox, int oy) { return kSubpelSlots.slot_of_offset[subpel_offset_index(ox, oy)]; }
 
-// One per (ref, mb, rank): 2112 bytes, 64-byte aligned. The tables' download weighs on the GPU's time per picture, so
-// a row keeps its smallest value (its base) whole and each entry as its excess over the base in one byte: exact up to 254,
-// while kSubpelEscape says only "at least base + 255". A refinement needs exact values only where they could win,
-// and an entry that far above the row's minimum rarely can; where one could (me/motion_search.cpp), the refinement
-// measures that position itself. Same values where it matters, same decisions, same stream.
+// One per (ref, mb, rank): 2176 bytes, 64-byte aligned. The tables' download weighs on the GPU's time per picture, so
+// a row keeps its smallest value (its base) whole and each entry as its excess over the base in one byte: exact up
+// to 254, while kSubpelEscape says only "at least base + 255". A refinement needs exact values only where they could
+// win, and an entry that far above the row's minimum rarely can; where one could (me/motion_search.cpp), the
+// refinement measures that position itself. Same values where it matters, same decisions, same stream.
 constexpr uint8_t kSubpelEscape = 255;
-constexpr int kSubpelBaseOffset = kNumPartitions * kSubpelNearSlots;         // byte offset of base16x16
-constexpr int kSubpelFarOffset = kSubpelBaseOffset + 4 + 2 * (kNumPartitions - 1);
+struct SubpelRow {
+  uint32_t base;                    // the row's smallest value: JM SATD up to 16 * 8160 for 16x16
+  uint8_t near[kSubpelNearSlots];   // excesses, slots 0-27
+};
+static_assert(sizeof(SubpelRow) == 32, "a row's base and near part: half a cache line");
+constexpr int kSubpelFarOffset = kNumPartitions * static_cast<int>(sizeof(SubpelRow));  // byte offset of `far`
 struct alignas(64) SubpelTable {
-  uint8_t near[kNumPartitions][kSubpelNearSlots];  // excesses, slots 0-31: a row's near part is half a cache line
-  uint32_t base16x16;                              // partition 0's smallest value: JM SATD up to 16 * 8160
-  uint16_t base[kNumPartitions - 1];               // partitions 1..40: at most 8 blocks of 4x4
-  uint8_t far[kNumPartitions][kSubpelFarSlots];    // excesses, slots 32-48
-  uint8_t tail[19];                                // up to the alignment, written 0 (tables compare whole)
-  uint32_t row_base(int part) const { return part == 0 ? base16x16 : base[part - 1]; }
-  uint8_t excess(int part, int s) const { return s < kSubpelNearSlots ? near[part][s] : far[part][s - kSubpelNearSlots]; }
+  SubpelRow row[kNumPartitions];
+  uint8_t far[kNumPartitions][kSubpelFarSlots];    // excesses, slots 28-48
+  uint8_t tail[3];                                 // up to the alignment, written 0 (tables compare whole)
+  uint32_t row_base(int part) const { return row[part].base; }
+  uint8_t excess(int part, int s) const {
+    return s < kSubpelNearSlots ? row[part].near[s] : far[part][s - kSubpelNearSlots];
+  }
   bool exact(int part, int s) const { return excess(part, s) != kSubpelEscape; }
   // The entry's value where exact(), else the lower bound base + 255.
   uint32_t slot(int part, int s) const { return row_base(part) + excess(part, s); }
@@ -151,18 +155,16 @@ struct alignas(64) SubpelTable {
   void set_row(int part, const uint32_t (&by_slot)[kSubpelOffsets]) {
     uint32_t b = by_slot[0];
     for (uint32_t v : by_slot) b = v < b ? v : b;
-    if (part == 0) base16x16 = b;
-    else base[part - 1] = static_cast<uint16_t>(b);
+    row[part].base = b;
     for (int s = 0; s < kSubpelOffsets; ++s) {
       const uint32_t e = by_slot[s] - b;
-      (s < kSubpelNearSlots ? near[part][s] : far[part][s - kSubpelNearSlots]) =
+      (s < kSubpelNearSlots ? row[part].near[s] : far[part][s - kSubpelNearSlots]) =
           static_cast<uint8_t>(e < kSubpelEscape ? e : kSubpelEscape);
     }
   }
 };
-static_assert(sizeof(SubpelTable) == 2112 && sizeof(SubpelTable) % 64 == 0, "no padding beyond the tail");
-static_assert(offsetof(SubpelTable, base16x16) == kSubpelBaseOffset && offsetof(SubpelTable, far) == kSubpelFarOffset,
-              "the GPU kernel writes the table as words at these offsets");
+static_assert(sizeof(SubpelTable) == 2176 && sizeof(SubpelTable) % 64 == 0, "no padding beyond the tail");
+static_assert(offsetof(SubpelTable, far) == kSubpelFarOffset, "the GPU kernel writes the table as words at these offsets");
 
 // One per (ref, mb), beside its tables: each partition's smallest value over the tables of every rank and all 49
 // offsets. Whichever candidate the exact predictor picks, a refinement read from these tables returns one of

@@ -116,13 +116,6 @@ class RerankSource final : public IntegerCandidateSource {
       __builtin_prefetch(f + 64);
       __builtin_prefetch(f + 128);
     }
-    if (ahead_tables_) {  // the rows' bases, two lines per rank that every partition's refinement reads
-      const char* b = reinterpret_cast<const char*>(ahead_tables_) + kSubpelBaseOffset;
-      for (int k = 0; k < subpel_ranks_ && k < kPrefetchRanks; ++k) {
-        __builtin_prefetch(b + k * sizeof(SubpelTable));
-        __builtin_prefetch(b + k * sizeof(SubpelTable) + (kSubpelFarOffset - kSubpelBaseOffset) - 1);
-      }
-    }
   }
 
   const SubpelFloors* subpel_floors(int ref, int metric) override {
@@ -147,8 +140,8 @@ class RerankSource final : public IntegerCandidateSource {
     // miss per query, ~50k per 640x480 picture. Fetch the same partition of the macroblock two ahead, so the
     // stream of misses overlaps the work (the macroblock loop visits macroblocks in order within a slice).
     // The same holds for the sub-pel tables (2 KB per macroblock and rank), read by the refinement right after this
-    // query: the near part of the partition's row (slots 0-31, 32 bytes within a cache line: what most refinements
-    // read, me_interface.h) for the first kPrefetchRanks ranks, one line each (begin_mb fetched the rows' bases).
+    // query: the partition's row, its base and near part (slots 0-27, 32 bytes within a cache line: what most
+    // refinements read, me_interface.h), for the first kPrefetchRanks ranks, one line each.
     // One line per rank keeps the prefetches per query few enough not to stall on the line-fill buffers, and every
     // rank up to kPrefetchRanks is fetched because refinements that choose a later rank than 0 are common
     // (doc/GPU.md).
@@ -157,7 +150,7 @@ class RerankSource final : public IntegerCandidateSource {
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(Candidate) * static_cast<size_t>(k_max) - 1);  // K > 8: second line
       if (const SubpelTable* t = ahead_tables_) {
-        const char* row = reinterpret_cast<const char*>(t->near[part]);
+        const char* row = reinterpret_cast<const char*>(&t->row[part]);
         if (subpel_ranks_ >= kPrefetchRanks) {  // the usual case, unrolled (a loop cost 4 instructions a line)
 #pragma GCC unroll 16
           for (int k = 0; k < kPrefetchRanks; ++k) __builtin_prefetch(row + k * sizeof(SubpelTable));

@@ -157,7 +157,7 @@ static_assert(subpel_slot(0, 0) == 0 && subpel_slot(0, -2) == 1 && subpel_slot(0
 // position's cost is formed and the minimum taken without branches on the data; the half-pel stage reads slots 0-8,
 // the quarter-pel stage the 9 slots kQuarterSlots gives for the half-pel winner. Same positions, costs and order as
 // refine() (tests: MeCpu.SubpelTablesGiveTheOraclesDecisions against a JM transcription, and the stream matrix).
-// near, far: the partition's row of excesses over `base` (SubpelTable: slots 0-31, slots 32-48).
+// near, far: the partition's row of excesses over `base` (SubpelTable: slots 0-27, slots 28-48).
 // An escaped entry (kSubpelEscape) enters with its lower bound base + 255. A stage whose winner costs less than
 // every escaped position's bound has the winner refine() finds: the escaped positions cost at least their bounds,
 // the others are exact. Otherwise (a bound at or below the winner's cost, which a tie could decide) it returns
@@ -249,7 +249,8 @@ MotionResult refine_partition(IntegerCandidateSource& src, int part, const Candi
   if (table_h && table_q) {
     // A source holds tables of one metric (PictureCandidates::subpel_metric), so both are that one table.
     res.from_table = true;
-    if (refine_table(table_h->near[part], table_h->far[part], table_h->row_base(part), ic, pred, p, res)) return res;
+    const SubpelRow& row = table_h->row[part];
+    if (refine_table(row.near, table_h->far[part], row.base, ic, pred, p, res)) return res;
     // An escaped entry could win: below, refine() measures the escaped positions it reaches and reads the others.
   }
 

@@ -734,18 +734,18 @@ namespace gme {
 namespace {
 
 // encoder/picture.h: the sub-pel table ranks a picture asks for stay within GPUSubpelRanks, GPUTopK and the
-// page-locked memory budget (2112 bytes per reference, macroblock and rank).
+// page-locked memory budget (2176 bytes per reference, macroblock and rank).
 TEST(SubpelTableRanks, CappedByKeysAndMemory) {
   const int vga = 40 * 30, hd = 120 * 68, uhd = 240 * 135;
   EXPECT_EQ(subpel_table_ranks(8, 8, vga, 1), 8);
   EXPECT_EQ(subpel_table_ranks(8, 4, vga, 1), 4);   // never more than GPUTopK
   EXPECT_EQ(subpel_table_ranks(2, 8, vga, 1), 2);   // nor more than asked
-  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 1), 8);    // 138 MB
-  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 2), 8);    // 276 MB
-  EXPECT_EQ(subpel_table_ranks(16, 16, hd, 2), 15); // 34.5 MB per rank: 16 ranks would be 551 MB
+  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 1), 8);    // 142 MB
+  EXPECT_EQ(subpel_table_ranks(8, 8, hd, 2), 8);    // 284 MB
+  EXPECT_EQ(subpel_table_ranks(16, 16, hd, 2), 15); // 35.5 MB per rank: 16 ranks would be 568 MB
   EXPECT_EQ(subpel_table_ranks(8, 8, hd, 4), 7);
-  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 1), 7);   // 68.4 MB per rank
-  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 8), 0);   // 547 MB for one rank: no tables
+  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 1), 7);   // 70.5 MB per rank
+  EXPECT_EQ(subpel_table_ranks(8, 8, uhd, 8), 0);   // 564 MB for one rank: no tables
   for (int refs = 1; refs <= 16; ++refs)
     for (int mbs : {1, vga, hd, uhd}) {
       const int r = subpel_table_ranks(16, 16, mbs, refs);
