@@ -665,8 +665,8 @@ TEST(SubpelSlots, PermutationWithTheCommonRefinementsInTheFirstLine) {
   EXPECT_EQ(sizeof(SubpelTable::row[0]), 32u);
 }
 
-// A table row keeps its minimum whole (32 bits for 16x16, whose SATD passes 65535) and every entry up to 254 above
-// it exactly; entries from 255 above are escaped and read as that bound. Rows do not touch each other.
+// A table row keeps its minimum whole (32 bits: 16x16's SATD passes 65535) and every entry up to 254 above it
+// exactly; entries from 255 above are escaped and read as that bound. Rows do not touch each other.
 TEST(SubpelTableRow, ExactWithin254OfTheMinimumEscapedBeyond) {
   SubpelTable t{};
   for (int part : {0, 7, 40}) {
