@@ -55,8 +55,9 @@ bool may_go_on(const ParkRequest& p) {
 }
 }  // namespace
 
-bool RowScheduler::take(Task* t) {
+bool RowScheduler::take(Task* t, const RowJob* only) {
   for (RowJob* j : jobs_) {
+    if (only && j != only) continue;
     size_t best = parked_.size();
     int ready = 0;
     for (size_t k = 0; k < parked_.size(); ++k) {
@@ -147,8 +148,8 @@ void RowScheduler::wait(RowJob& job) {
   if (!job.queued_) return;
   while (job.done_ < job.items_) {
     Task t;
-    // Items of jobs queued after `job` too: they wait only for items already handed out.
-    if (take(&t)) {
+    // Alone, this thread runs the jobs queued before `job` too (its items may wait for theirs).
+    if (take(&t, threads_.empty() ? nullptr : &job)) {
       run(lock, t, 0);
       continue;
     }

@@ -58,7 +58,10 @@ class RowJob {
 // The encoder's worker threads (threads - 1 of its own; the thread that waits for a job is the other one) and the
 // jobs they work through: items of the job submitted first, then of the next. Several jobs may be in the queue at
 // once, so the rows of the next picture start while the last rows of the one before are still being coded
-// (doc/THREADS.md). One submitter (the encoder's coder thread).
+// (doc/THREADS.md). One submitter (the encoder's coder thread), which while it waits runs items of the job it
+// waits for only: an item of a later job (a row of the next picture) would hold it past that job's end, and what
+// the submitter does next (finish that picture, queue the next search, start the picture after) is what the other
+// threads will need next.
 class RowScheduler {
  public:
   explicit RowScheduler(int threads);  // threads >= 1, the waiting thread included
@@ -69,8 +72,9 @@ class RowScheduler {
   int threads() const { return static_cast<int>(threads_.size()) + 1; }
   // Queues `job` with `items` items behind the jobs queued before it (the job must outlive its wait()).
   void submit(RowJob& job, int items);
-  // Runs items of the queue, oldest job first, until every item of `job` has run; then the job leaves the queue,
-  // and the first exception one of its items threw is rethrown. A job that was not submitted returns at once.
+  // Runs items of `job` (of every job, oldest first, where the scheduler has no thread of its own) until every
+  // item of `job` has run; then the job leaves the queue, and the first exception one of its items threw is
+  // rethrown. A job that was not submitted returns at once.
   void wait(RowJob& job);
 
   // A parked item's counter reached its value (ProgressBoard::raise, abort): a thread asleep for want of items
@@ -86,9 +90,9 @@ class RowScheduler {
     int item = 0;
     ParkRequest park;  // where a parked task waits
   };
-  // The next task (under m_): of the oldest job that has one, its lowest parked item that may go on, else its next
-  // item not handed out; false when none.
-  bool take(Task* t);
+  // The next task (under m_): of the oldest job that has one (of `only`, unless nullptr), its lowest parked item
+  // that may go on, else its next item not handed out; false when none.
+  bool take(Task* t, const RowJob* only = nullptr);
   // Runs `t` with m_ released; parks it again or counts it finished.
   void run(std::unique_lock<std::mutex>& lock, const Task& t, int worker);
   void park(const Task& t);        // under m_

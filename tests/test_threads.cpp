@@ -121,6 +121,44 @@ TEST(Threads, SchedulerRunsOlderJobsFirstSoLaterItemsMayWaitForThem) {
   }
 }
 
+// The waiting thread runs only items of the job it waits for, where the scheduler has threads of its own: the
+// coder thread, waiting for a picture's rows, must not start a row of the next picture that would hold it past the
+// picture's end. The first job's item is already running on another thread when the waiter comes, so a waiter that
+// took later jobs' items would take the second job's at once.
+TEST(Threads, WaitingThreadRunsOnlyItemsOfItsJob) {
+  RowScheduler rows(3);
+  std::atomic<bool> started{false}, finished{false};
+  class Slow final : public RowJob {
+   public:
+    Slow(std::atomic<bool>& s, std::atomic<bool>& f) : started_(s), finished_(f) {}
+    void run_item(int, int) override {
+      started_ = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      finished_ = true;
+    }
+    std::atomic<bool>& started_;
+    std::atomic<bool>& finished_;
+  } slow(started, finished);
+  class Later final : public RowJob {
+   public:
+    explicit Later(std::atomic<bool>& f) : finished_(f) {}
+    void run_item(int, int worker) override {
+      if (worker == 0 && !finished_) ++taken_by_waiter;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ++ran;
+    }
+    std::atomic<bool>& finished_;
+    std::atomic<int> taken_by_waiter{0}, ran{0};
+  } later(finished);
+  rows.submit(slow, 1);
+  while (!started) std::this_thread::yield();  // on a thread of the scheduler's own: this one is not waiting yet
+  rows.submit(later, 20);
+  rows.wait(slow);
+  rows.wait(later);
+  EXPECT_EQ(later.taken_by_waiter.load(), 0) << "the waiting thread ran items of a later job";
+  EXPECT_EQ(later.ran.load(), 20);
+}
+
 TEST(Threads, SchedulerRethrowsAnItemsExceptionAndStaysUsable) {
   for (int threads : {1, 3}) {
     RowScheduler rows(threads);
@@ -136,15 +174,16 @@ TEST(Threads, SchedulerRethrowsAnItemsExceptionAndStaysUsable) {
   }
 }
 
-// A parked item frees its thread: with two threads, item 1 of the first job follows item 0 step by step and parks
-// whenever it is ahead, so the second job's items run on the thread item 1 had while item 0 still goes on. Item 0
-// halfway waits (a few seconds at most) for the second job's items: a scheduler whose waits block keeps both threads
-// in the first job, so they run only after item 0 ends and the order below fails. Every step of item 1 still comes
-// after the step it follows, wherever it resumes.
+// A parked item frees its thread: with three threads, items 1 and 2 of the first job follow item 0 step by step
+// and park whenever they are ahead, so the second job's items run on a thread one of them had while item 0 still
+// goes on (at least one of them is on a thread of the scheduler's own: the waiting thread takes only items of the
+// job it waits for). Item 0 halfway waits (a few seconds at most) for the second job's items: a scheduler whose
+// waits block keeps all three threads in the first job, so they run only after item 0 ends and the order below
+// fails. Every step of items 1 and 2 still comes after the step it follows, wherever it resumes.
 TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
-  RowScheduler rows(2);
+  RowScheduler rows(3);
   ProgressBoard board;
-  board.reset(2);
+  board.reset(3);
   std::mutex m;
   std::vector<std::string> events;
   auto note = [&](const std::string& e) {
@@ -173,7 +212,7 @@ TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
           }
           if (!b_.wait_at_least(0, step + 1)) return true;
         }
-        if (item == 1 && b_.get(0) <= step) ok = false;  // ahead of the step it follows
+        if (item > 0 && b_.get(0) <= step) ok = false;  // ahead of the step it follows
         b_.raise(item, step + 1);
       }
       note_("chain " + std::to_string(item));
@@ -181,7 +220,7 @@ TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
     }
     ProgressBoard& b_;
     std::function<void(const std::string&)> note_;
-    int next_[2] = {0, 0};  // each item's next step (its own thread at a time)
+    int next_[3] = {0, 0, 0};  // each item's next step (its own thread at a time)
     std::atomic<int> parks{0};
     std::atomic<bool> ok{true};
     std::atomic<int> quick_done{0};
@@ -196,7 +235,7 @@ TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
     std::function<void(const std::string&)> note_;
     std::atomic<int>& done_;
   } quick(note, chain.quick_done);
-  rows.submit(chain, 2);
+  rows.submit(chain, 3);
   rows.submit(quick, 3);
   rows.wait(chain);
   rows.wait(quick);
@@ -204,7 +243,7 @@ TEST(Threads, ParkedItemsLeaveTheirThreadToOtherItems) {
   EXPECT_GT(chain.parks.load(), 0);
   EXPECT_GE(rows.parks(), chain.parks.load());
   const auto at = [&](const std::string& e) { return std::find(events.begin(), events.end(), e) - events.begin(); };
-  ASSERT_EQ(events.size(), 5u);
+  ASSERT_EQ(events.size(), 6u);
   for (int i = 0; i < 3; ++i)
     EXPECT_LT(at("quick " + std::to_string(i)), at("chain 0")) << "a parked item kept its thread";
 }
