@@ -137,12 +137,9 @@ class Wavefront final : public RowJob {
     track_run_ = pp.type == SliceType::P && p.rd_optimization != 0 && p.p_slice_skip;
     // A row parks only at the waits that rows handed out before it satisfy while they run (the row above's
     // decisions, the picture before's final rows at the row's start); the run's wait (for the whole row above),
-    // the per-macroblock gate and SliceMode 2's passes block instead. Rows of a P picture answered by a GPU search
-    // in progress do not park either: each row's first macroblock blocks until the GPU's band for it has landed
-    // (wait_rows), and rows let past their waits sooner only reach that one sooner (doc/THREADS.md).
-    const bool gpu_answer = pp.type == SliceType::P && p.gpu_integer_me != 0 && s.picture_search &&
-                            s.picture_search->runs_beside_cpu();
-    can_park_ = !track_run_ && gate_.window == 0 && byte_limit_ == 0 && !gpu_answer;
+    // the per-macroblock gate, SliceMode 2's passes and a GPU search's answer (wait_rows) block instead
+    // (doc/THREADS.md).
+    can_park_ = !track_run_ && gate_.window == 0 && byte_limit_ == 0;
   }
 
   // Ready for a pass deciding macroblocks [first_mb, total) in slice slice_id (SliceMode 2; 0, 0 otherwise): the
