@@ -157,7 +157,7 @@ struct InterMotion {
 
   // The candidate as MbCoding before coding (levels, cbp and intra fields zero).
   void to_coding(MbCoding& mb) const {
-    mb = MbCoding();
+    reset_coding(mb);
     mb.type = type;
     std::memcpy(mb.ref_idx, ref_idx, sizeof(ref_idx));
     std::memcpy(mb.mv, mv, sizeof(mv));
@@ -542,7 +542,7 @@ bool decide_intra_low(const MbContext& c, bool have_inter, int64_t* min_cost, Mb
   }
   if (!won && try_i16 && (cost16 < *min_cost || !have_inter)) {
     *min_cost = cost16;
-    intra = MbCoding();
+    reset_coding(intra);
     intra.type = MbType::I16x16;
     intra.i16_mode = mode16;
     won = true;
@@ -578,14 +578,14 @@ void analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out) {
     int best = -1;
     for (int m = 0; m < 4; ++m)
       if (cand[m].cost < min_cost) { min_cost = cand[m].cost; best = m; }
-    MbCoding intra;
-    const bool intra_best = (intra_ok || best < 0) && decide_intra_low(c, best >= 0, &min_cost, intra);
+    // Intra is decided straight into `out` (default-constructed, as decide_intra_low needs it); an inter winner
+    // then resets it.
+    const bool intra_best = (intra_ok || best < 0) && decide_intra_low(c, best >= 0, &min_cost, out);
     const double t_code = stage_clock_seconds();
     if (intra_best) {
       // Intra4x4 already left its reconstruction in the picture (and nothing overwrote it since).
-      if (intra.type == MbType::I16x16) code_intra16x16(c, intra);
-      code_chroma_intra(c, intra);
-      out = intra;
+      if (out.type == MbType::I16x16) code_intra16x16(c, out);
+      code_chroma_intra(c, out);
     } else if (best < 0) {
       skip.to_coding(out);  // no inter mode searched and no intra allowed: P_Skip is the only choice left
       code_inter_candidate(c, out);

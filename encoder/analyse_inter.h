@@ -29,7 +29,8 @@ struct InterContext {
   uint32_t timing_sample_state = 0x9E3779B9u;  // xorshift32 state of the stage-time sampling (never 0)
 };
 
-// Decides and codes one macroblock of a P slice; the picture holds its reconstruction.
+// Decides and codes one macroblock of a P slice into `out`, which must come default-constructed (RDOptimization 0
+// builds its intra decision there); the picture holds its reconstruction.
 void analyse_p_macroblock(const MbContext& c, InterContext& ic, MbCoding& out);
 
 }  // namespace gme

@@ -265,15 +265,14 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
     // decision a budget: it wins iff its cost is <= cost16, so it can stop as soon as its running total is above.
     int mode16 = kI16DC;
     const uint64_t cost16 = use_i16 ? decide_intra16x16_mode(c, &mode16) : kMaxCost;
-    MbCoding mb4;
-    const uint64_t cost4 = use_i4 ? code_intra4x4_blocks(c, mb4, false, cost16) : kMaxCost;
+    // Intra4x4 straight into `out` (default-constructed); an Intra16x16 winner resets it.
+    const uint64_t cost4 = use_i4 ? code_intra4x4_blocks(c, out, false, cost16) : kMaxCost;
     uint64_t best;
     if (use_i4 && cost4 <= cost16) {
       best = cost4;
-      out = mb4;
     } else {
       best = cost16;
-      out = MbCoding();
+      reset_coding(out);
       out.type = MbType::I16x16;
       out.i16_mode = mode16;
     }
@@ -322,7 +321,7 @@ uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds
   MbCoding chroma;
   for (int cm = cm_first; cm <= cm_last; ++cm) {
     if (!intra_chroma_mode_available(cm, chroma_edge)) continue;
-    chroma = MbCoding();
+    reset_coding(chroma);
     chroma.chroma_mode = cm;
     code_chroma_intra(c, chroma);
     // JM md_high.c order: I16MB, I4MB, IPCM (mb_mode_table); a later candidate must be strictly better.

@@ -15,7 +15,8 @@
 
 namespace gme {
 
-// Decides and codes an intra macroblock: `out` holds the decision, the picture holds its reconstruction.
+// Decides and codes an intra macroblock: `out` (which must come default-constructed) holds the decision, the
+// picture holds its reconstruction.
 // Returns the decision's cost in the convention of c.p->rd_optimization (for comparison with inter modes). With
 // RDOptimization 0 the coding that follows the decision is timed into *coding_seconds when given.
 uint64_t analyse_intra(const MbContext& c, MbCoding& out, double* coding_seconds = nullptr);

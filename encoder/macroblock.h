@@ -3,6 +3,8 @@
 // Decisions are made elsewhere (analyse_intra, analyse_inter); this file only carries them out.
 #pragma once
 #include <cstdint>
+#include <new>
+#include <type_traits>
 
 #include "common/bitstream.h"
 #include "common/dsp.h"
@@ -83,6 +85,13 @@ struct MbCoding {
   // offsets after the macroblock; zero otherwise.
   RoundingAdjust rounding_adjust = {};
 };
+
+// `mb` as default-constructed, in place: assigning MbCoding() would build a zeroed temporary of its 2 KB of levels
+// and then copy it, twice the memory traffic, for every macroblock.
+inline void reset_coding(MbCoding& mb) {
+  static_assert(std::is_trivially_destructible<MbCoding>::value, "reset_coding reuses the storage in place");
+  ::new (&mb) MbCoding();
+}
 
 // Raster 4x4 block index -> decoding order index (luma4x4BlkIdx) and back.
 extern const uint8_t kBlkToDecode[16];
