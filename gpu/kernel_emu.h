@@ -181,6 +181,12 @@ inline unsigned atomicMin(unsigned* p, unsigned v) {
   return old;
 }
 
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = old + v;
+  return old;
+}
+
 // Runs a kernel launch <<<blocks, threads>>> block by block.
 inline void emu_launch(int blocks, int threads, const std::function<void()>& body) {
   EmuBlock b;

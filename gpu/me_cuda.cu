@@ -106,6 +106,10 @@ CudaSearch::CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& tra
   for (KernelFn k : kKernels) CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CUDA_CHECK(cudaFuncSetAttribute(subpel_table_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kSubpelSmemBytes)));
+  int table_blocks_per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&table_blocks_per_sm, subpel_table_kernel, kSubpelThreads,
+                                                           kSubpelSmemBytes));
+  table_min_blocks_ = kTableWaves * std::max(1, table_blocks_per_sm) * prop.multiProcessorCount;
   trace.step("kernel images (17) loaded");
 }
 
@@ -489,15 +493,17 @@ void CudaSearch::launch_table(const PictureSearchRequest& req, const Residency& 
   sa.out = d_tab_.as<SubpelTable>() + static_cast<size_t>(l.ref) * num_mbs * ranks;
   sa.floors = d_floor_.as<SubpelFloors>() + static_cast<size_t>(l.ref) * num_mbs;
   const int band_mbs = (row1 - row0) * req.mb_width;
-  const int blocks = band_mbs * static_cast<int>(ranks);
-  // The band's floors start at UINT32_MAX: the kernel's blocks (one per rank) take their minimum into them.
+  set_subpel_ranks_per_block(sa, subpel_ranks_per_block(band_mbs, sa.ranks, table_min_blocks_));
+  const int blocks = band_mbs * sa.blocks_per_mb;
+  // The band's floors start at UINT32_MAX: the kernel takes each macroblock's minimum over its ranks into them.
   const size_t floor_off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * sizeof(SubpelFloors);
   const size_t floor_bytes = static_cast<size_t>(band_mbs) * sizeof(SubpelFloors);
   CUDA_CHECK(cudaMemsetAsync(d_floor_.as<uint8_t>() + floor_off, 0xFF, floor_bytes, st));
   subpel_table_kernel<<<blocks, kSubpelThreads, kSubpelSmemBytes, st>>>(sa);
   CUDA_CHECK_LAUNCH("subpel_table_kernel");
   const size_t off = (static_cast<size_t>(l.ref) * num_mbs + sa.mb_first) * ranks * sizeof(SubpelTable);
-  CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off, blocks * sizeof(SubpelTable),
+  CUDA_CHECK(cudaMemcpyAsync(h_tab_.as<uint8_t>() + off, d_tab_.as<uint8_t>() + off,
+                             static_cast<size_t>(band_mbs) * ranks * sizeof(SubpelTable),
                              cudaMemcpyDeviceToHost, st));
   CUDA_CHECK(cudaMemcpyAsync(h_floor_.as<uint8_t>() + floor_off, d_floor_.as<uint8_t>() + floor_off, floor_bytes,
                              cudaMemcpyDeviceToHost, st));

@@ -2,26 +2,35 @@
 // after the integer search from its candidates. Its plain twin is subpel_tables_twin() (gpu/subpel_twin.cpp);
 // tests hold the two bit-exact on the device and, through gpu/kernel_emu.h, on the host.
 //
-// One block per (macroblock, rank). A partition at offset (ox, oy) is the sum of its 4x4 blocks, so the work is 112
-// tasks (7 partition levels x 16 blocks of 4x4), each the 49 offsets around the integer vector its partition's
-// candidate of that rank has. A task whose block has the same vector at a coarser level reads that level's values;
-// the others (the computing tasks, listed first) do:
-//   1. each computing task's 10x10 integer samples around its block, coordinates clamped (= unbounded edge
-//      replication);
-//   2. per computing task the half-pel planes b (and its unrounded horizontal taps b1), h and j of 8.4.2.2.1, as in the
-//      CPU's SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within
-//      +-3/4 pel, quarter-pel samples being rounded averages of two of them;
+// One block per macroblock, every rank of it. A partition at offset (ox, oy) is the sum of its 4x4 blocks, so a
+// rank's table needs 112 entries (7 partition levels x 16 blocks of 4x4), each the 49 offsets around the integer
+// vector its partition's candidate of that rank has. The entries of all ranks share most of their (block, vector)
+// pairs (a vector in the top K of one partition is mostly in the top K of the others, at another rank), so the
+// block computes each distinct pair once, as a task:
+//   0. every entry's block origin (block + vector); the entries of a group of ranks deduplicated: each entry takes
+//      the first earlier entry of its 4x4 block with the same vector as its representative, the representatives
+//      become the group's tasks. A group is as many ranks from the first not yet done as fit kSubpelTaskCap tasks
+//      (mostly all of them; one rank always fits);
+//   then per chunk of kSubpelChunk tasks, whose sample planes shared memory holds at once:
+//   1. each task's 10x10 integer samples around its block, coordinates clamped (= unbounded edge replication);
+//   2. per task the half-pel planes b (and its unrounded horizontal taps b1), h and j of 8.4.2.2.1, as in the CPU's
+//      SubpelRegion: G, b, h, j over the 6x6 region around the block cover every quarter-pel sample within +-3/4
+//      pel, quarter-pel samples being rounded averages of two of them;
 //   3. one thread per (task, offset): the 4x4 prediction and its SAD or JM SATD (exactly common/pixel.cpp's);
-//   4. per (partition, slot) the sum over the partition's blocks, and per partition the smallest sum (the row's
-//      base); then the table a word per thread: the bases, and each sum as its excess over its base in a byte
-//      (kSubpelEscape from 255 up);
-//   5. the rows' bases into the macroblock's floors (SubpelFloors: a minimum over the blocks of every rank, taken
-//      with atomicMin, so the order the blocks run in does not matter).
-// Uses only __syncthreads, atomicMin and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged. Include it
-// once per translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
+//   then per rank of the group:
+//   4. per (partition, slot) the sum over the partition's blocks (their entries' tasks), and per partition the
+//      smallest sum (the row's base); then the table a word per thread: the bases, and each sum as its excess over
+//      its base in a byte (kSubpelEscape from 255 up);
+//   5. the rows' bases into the macroblock's floors (SubpelFloors: the minimum over every rank, taken with
+//      atomicMin, as the launch sets them to UINT32_MAX first).
+// Uses only __syncthreads, atomicMin, atomicAdd and dynamic shared memory, so gpu/kernel_emu.h runs it unchanged.
+// Where a task lands in the list (atomicAdd) changes which thread computes it, never a value. Include it once per
+// translation unit: like gpu/me_cuda_kernel.cuh it defines its contents in an unnamed namespace.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
+#include "gpu/me_twin.h"
 #include "me/me_interface.h"
 
 namespace gme {
@@ -37,15 +46,24 @@ namespace {
 __constant__ SubpelSlotMap c_subpel_slots = kSubpelSlots;
 
 constexpr int kSubpelThreads = 256;
-constexpr int kSubpelTasks = 7 * 16;  // partition level x 4x4 block
+constexpr int kSubpelRankEntries = 7 * 16;  // a rank's entries: partition level x 4x4 block
+constexpr int kSubpelMaxEntries = kGpuMaxTopK * kSubpelRankEntries;
+// Distinct (block, vector) tasks a group of ranks may have: their distortions stay in shared memory until the group's
+// tables are written. Three ranks' worth, so that the block fits the 64 KB a compute capability 7.5 block can have;
+// the 8 ranks of the default GPUTopK mostly have fewer together.
+constexpr int kSubpelTaskCap = 3 * kSubpelRankEntries;
+// Tasks whose sample planes are in shared memory at once (steps 1-3 run chunk by chunk).
+constexpr int kSubpelChunk = 56;
 
 struct SubpelKernelArgs {
   const uint8_t* cur;   // current luma, pitch bytes per row, width x height (coded size, no border)
   const uint8_t* ref;   // reference luma, same layout
   int pitch, width, height;
-  int mb_width, mb_first;  // the launch covers macroblocks mb_first .. mb_first + gridDim.x / ranks - 1
+  int mb_width, mb_first;  // the launch covers macroblocks mb_first .. mb_first + gridDim.x / blocks_per_mb - 1
   int top_k;
-  int ranks;               // tables per macroblock: candidates 0 .. ranks - 1 of every list
+  int ranks;               // tables per macroblock: candidates 0 .. ranks - 1 of every list (at most kGpuMaxTopK)
+  int ranks_per_block;     // a block's ranks (subpel_ranks_per_block); the last block of a macroblock may have fewer
+  int blocks_per_mb;       // ceil(ranks / ranks_per_block)
   int metric;              // 0 SAD, 2 JM SATD
   const uint2* cands;      // this reference's candidates: (mb * 41 + part) * top_k + i, {MV as 2 x int16, SAD}
   SubpelTable* out;        // this reference's tables, indexed by mb * ranks + rank
@@ -61,7 +79,22 @@ inline SubpelKernelArgs subpel_kernel_args(const PictureSearchRequest& req) {
   a.top_k = req.top_k;
   a.ranks = req.subpel_ranks;
   a.metric = req.subpel_metric;
+  a.ranks_per_block = a.ranks;
+  a.blocks_per_mb = 1;
   return a;
+}
+
+// How many ranks one block takes. A block shares the tasks of its ranks, so fewer blocks with more ranks each do
+// less work in all; but a launch of fewer blocks than the GPU holds at once ends with the latency of its longest
+// block, which grows with its ranks. A launch of `mbs` macroblocks therefore splits each macroblock's ranks into as
+// many blocks as `min_blocks` asks (the caller's: a few waves of the device's resident blocks), no more.
+inline int subpel_ranks_per_block(int mbs, int ranks, int min_blocks) {
+  const int split = std::min(ranks, std::max(1, (min_blocks + mbs - 1) / std::max(1, mbs)));
+  return std::max(1, ranks / split);  // rounded down: ceil(ranks / result) >= split blocks
+}
+inline void set_subpel_ranks_per_block(SubpelKernelArgs& a, int ranks_per_block) {
+  a.ranks_per_block = ranks_per_block;
+  a.blocks_per_mb = (a.ranks + ranks_per_block - 1) / ranks_per_block;
 }
 
 // Shared memory layout (bytes). Each task's sample planes lie together (kSubpelPlaneBytes apart), so that a
@@ -73,22 +106,29 @@ constexpr int kSubpelPlaneB = 100;             // uint8 b[6][5]
 constexpr int kSubpelPlaneH = 130;             // uint8 h[5][6]
 constexpr int kSubpelPlaneJ = 160;             // uint8 j[5][5]
 constexpr int kSubpelPlaneBytes = 188;         // 185 rounded up to a word
-constexpr int kSubpelPlanesBytes = kSubpelTasks * kSubpelPlaneBytes;
-constexpr int kSubpelB1Bytes = kSubpelTasks * 10 * 5 * 2;                 // int16 b1[10][5]: region rows -2..7
-constexpr int kSubpelResBytes = kSubpelTasks * kSubpelOffsets * 2;        // uint16 distortion[49]
-constexpr int kSubpelOrgBytes = kSubpelTasks * 8;                         // int32 X, Y
-constexpr int kSubpelAliasBytes = kSubpelTasks * 4;                       // int32: task computing the same values
-constexpr int kSubpelListBytes = kSubpelTasks * 4;                        // int32: the tasks that compute, in order
-constexpr int kSubpelFlagBytes = kSubpelTasks;                            // uint8: 1 where a task computes
-constexpr int kSubpelSourceBytes = 52 * 4;                                // uint32 SubpelSources per offset
-constexpr int kSubpelSlotBytes = (kSubpelOffsets + 3) / 4 * 4;            // int8 offset of each table slot
+constexpr int kSubpelPlanesBytes = kSubpelChunk * kSubpelPlaneBytes;     // a chunk's planes; then the sums
+constexpr int kSubpelB1Bytes = kSubpelChunk * 10 * 5 * 2;               // int16 b1[10][5]: region rows -2..7
+constexpr int kSubpelResBytes = kSubpelTaskCap * kSubpelOffsets * 2;    // uint16 distortion[49] per task
+constexpr int kSubpelEntryOrgBytes = kSubpelMaxEntries * 4;             // per entry: X, Y as int16 halves
+constexpr int kSubpelEntryTaskBytes = kSubpelMaxEntries * 2;            // per entry: its task (first its
+                                                                        // representative, see step 0)
+constexpr int kSubpelTaskOrgBytes = kSubpelTaskCap * 4;                 // per task: X, Y as int16 halves
+constexpr int kSubpelTaskBlockBytes = kSubpelTaskCap;                   // per task: its 4x4 block
+constexpr int kSubpelSourceBytes = 52 * 4;                              // uint32 SubpelSources per offset
+constexpr int kSubpelSlotBytes = (kSubpelOffsets + 3) / 4 * 4;          // int8 offset of each table slot
 constexpr int kSubpelCurBytes = 256;
-constexpr int kSubpelFloorBytes = kNumPartitions * 4;                     // uint32 per partition: the block's minimum
-static_assert(kSubpelFlagBytes % 4 == 0 && kSubpelB1Bytes % 16 == 0 && kSubpelPlanesBytes % 16 == 0,
-              "the flags are counted a word at a time; the arrays after them stay aligned");
-constexpr size_t kSubpelSmemBytes = kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes + kSubpelOrgBytes +
-                                    kSubpelAliasBytes + kSubpelListBytes + kSubpelFlagBytes + kSubpelSourceBytes +
-                                    kSubpelSlotBytes + kSubpelCurBytes + kSubpelFloorBytes;
+constexpr int kSubpelFloorBytes = 2 * kNumPartitions * 4;               // uint32 per partition, by rank parity
+constexpr int kSubpelCountBytes = (kGpuMaxTopK + 1) * 4;                // new tasks per rank; tasks of the group
+static_assert(kSubpelPlanesBytes % 16 == 0 && kSubpelB1Bytes % 16 == 0 && kSubpelResBytes % 16 == 0 &&
+                  kSubpelEntryOrgBytes % 16 == 0 && kSubpelEntryTaskBytes % 16 == 0 && kSubpelTaskOrgBytes % 16 == 0 &&
+                  kSubpelTaskBlockBytes % 4 == 0,
+              "the arrays stay aligned");
+constexpr size_t kSubpelSmemBytes = kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes + kSubpelEntryOrgBytes +
+                                    kSubpelEntryTaskBytes + kSubpelTaskOrgBytes + kSubpelTaskBlockBytes +
+                                    kSubpelSourceBytes + kSubpelSlotBytes + kSubpelCurBytes + kSubpelFloorBytes +
+                                    kSubpelCountBytes;
+static_assert(kSubpelTaskCap >= kSubpelRankEntries, "a rank's entries always fit a group");
+static_assert(kSubpelMaxEntries < 0x8000, "an entry's representative is marked by bit 15 of its task word");
 
 // The rectangle of 4x4 blocks (x0, y0, w, h) partition `part` (me_interface.h numbering) covers, and its level
 // (0 16x16, 1 16x8, 2 8x16, 3 8x8, 4 8x4, 5 4x8, 6 4x4).
@@ -194,220 +234,272 @@ GME_SUBPEL_UNROLL
   return (dist + 1) >> 1;
 }
 
-__global__ void __launch_bounds__(kSubpelThreads, 4) subpel_table_kernel(const SubpelKernelArgs a) {
+// Unpacks a block origin stored as two int16 halves.
+__device__ __forceinline__ int subpel_org_x(uint32_t v) { return static_cast<int16_t>(v & 0xffffu); }
+__device__ __forceinline__ int subpel_org_y(uint32_t v) { return static_cast<int16_t>(v >> 16); }
+
+__global__ void __launch_bounds__(kSubpelThreads, 3) subpel_table_kernel(const SubpelKernelArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  uint8_t* s_pl = smem;
-  int16_t* s_b1 = reinterpret_cast<int16_t*>(smem + kSubpelPlanesBytes);
-  uint16_t* s_res = reinterpret_cast<uint16_t*>(smem + kSubpelPlanesBytes + kSubpelB1Bytes);
-  int* s_org = reinterpret_cast<int*>(smem + kSubpelPlanesBytes + kSubpelB1Bytes + kSubpelResBytes);
-  int* s_alias = s_org + 2 * kSubpelTasks;
-  int* s_list = s_alias + kSubpelTasks;
-  uint8_t* s_flag = reinterpret_cast<uint8_t*>(s_list + kSubpelTasks);
-  uint32_t* s_src = reinterpret_cast<uint32_t*>(s_flag + kSubpelFlagBytes);
-  int8_t* s_slot = reinterpret_cast<int8_t*>(s_src + kSubpelSourceBytes / 4);
-  uint8_t* s_cur = reinterpret_cast<uint8_t*>(s_slot + kSubpelSlotBytes);
-  uint32_t* s_floor = reinterpret_cast<uint32_t*>(s_cur + kSubpelCurBytes);
+  unsigned char* p = smem;
+  const auto take = [&p](int bytes) {
+    unsigned char* q = p;
+    p += bytes;
+    return q;
+  };
+  uint8_t* s_pl = take(kSubpelPlanesBytes);
+  int16_t* s_b1 = reinterpret_cast<int16_t*>(take(kSubpelB1Bytes));
+  uint16_t* s_res = reinterpret_cast<uint16_t*>(take(kSubpelResBytes));
+  uint32_t* s_eorg = reinterpret_cast<uint32_t*>(take(kSubpelEntryOrgBytes));
+  uint16_t* s_etask = reinterpret_cast<uint16_t*>(take(kSubpelEntryTaskBytes));
+  uint32_t* s_torg = reinterpret_cast<uint32_t*>(take(kSubpelTaskOrgBytes));
+  uint8_t* s_tblk = take(kSubpelTaskBlockBytes);
+  uint32_t* s_src = reinterpret_cast<uint32_t*>(take(kSubpelSourceBytes));
+  int8_t* s_slot = reinterpret_cast<int8_t*>(take(kSubpelSlotBytes));
+  uint8_t* s_cur = take(kSubpelCurBytes);
+  uint32_t* s_floor = reinterpret_cast<uint32_t*>(take(kSubpelFloorBytes));  // [rank parity][partition]
+  uint32_t* s_new = reinterpret_cast<uint32_t*>(take(kSubpelCountBytes));    // [rank]; [kGpuMaxTopK]: tasks
 
   const int tid = threadIdx.x;
-  const int mb = a.mb_first + static_cast<int>(blockIdx.x) / a.ranks, rank = static_cast<int>(blockIdx.x) % a.ranks;
+  const int mb = a.mb_first + static_cast<int>(blockIdx.x) / a.blocks_per_mb;
   const int mb_px = (mb % a.mb_width) * 16, mb_py = (mb / a.mb_width) * 16;
+  const int rank_first = static_cast<int>(blockIdx.x) % a.blocks_per_mb * a.ranks_per_block;  // this block's ranks
+  const int rank_end = min(a.ranks, rank_first + a.ranks_per_block);
+  const int entries = rank_end * kSubpelRankEntries;
 
   s_cur[tid] = a.cur[(mb_py + (tid >> 4)) * a.pitch + mb_px + (tid & 15)];
-  if (tid < kSubpelTasks) {
-    const int level = tid >> 4, blk = tid & 15, bx = blk & 3, by = blk >> 2;
+  if (tid < kSubpelOffsets) {  // tables every lane reads at its own index (not __constant__, which serves one
+    s_src[tid] = subpel_sources(tid);  // address at a time)
+  } else if (tid >= 64 && tid < 64 + kSubpelOffsets) {
+    s_slot[tid - 64] = c_subpel_slots.offset_of_slot[tid - 64];
+  } else if (tid >= 128 && tid < 128 + 2 * kNumPartitions) {
+    s_floor[tid - 128] = UINT32_MAX;
+  } else if (tid >= 224 && tid <= 224 + kGpuMaxTopK) {
+    s_new[tid - 224] = 0;
+  }
+  static_assert(64 + kSubpelOffsets <= 128 && 128 + 2 * kNumPartitions <= 224 && 224 + kGpuMaxTopK < kSubpelThreads,
+                "set-up: one item per thread");
+  // 0. Every entry's block origin: entry e = rank * 112 + level * 16 + block (the partition level's candidate of
+  //    that rank, at that 4x4 block).
+  for (int e = rank_first * kSubpelRankEntries + tid; e < entries; e += kSubpelThreads) {
+    const int rank = e / kSubpelRankEntries, lb = e - rank * kSubpelRankEntries;
+    const int level = lb >> 4, blk = lb & 15, bx = blk & 3, by = blk >> 2;
     const int part = subpel_partition_of(level, bx, by);
     const uint32_t packed = a.cands[(static_cast<size_t>(mb) * kNumPartitions + part) * a.top_k + rank].x;
     const int mvx = static_cast<int16_t>(packed & 0xFFFF), mvy = static_cast<int16_t>(packed >> 16);
-    s_org[2 * tid] = mb_px + 4 * bx + mvx / 4;  // candidates are full-pel: exact
-    s_org[2 * tid + 1] = mb_py + 4 * by + mvy / 4;
-  } else if (tid < kSubpelTasks + kSubpelOffsets) {  // tables every lane reads at its own index (not __constant__,
-    s_src[tid - kSubpelTasks] = subpel_sources(tid - kSubpelTasks);  // which serves one address at a time)
-  } else if (tid >= 192 && tid < 192 + kSubpelOffsets) {
-    s_slot[tid - 192] = c_subpel_slots.offset_of_slot[tid - 192];
+    const int x = mb_px + 4 * bx + mvx / 4, y = mb_py + 4 * by + mvy / 4;  // candidates are full-pel: exact
+    s_eorg[e] = static_cast<uint32_t>(x & 0xffff) | static_cast<uint32_t>(y & 0xffff) << 16;
   }
-  if (tid >= kSubpelThreads - kNumPartitions) s_floor[tid - (kSubpelThreads - kNumPartitions)] = UINT32_MAX;
-  static_assert(kSubpelTasks + kSubpelOffsets <= 192 && 192 + kSubpelOffsets <= kSubpelThreads &&
-                    kSubpelFloorBytes % 4 == 0 && kSubpelSlotBytes % 4 == 0 && kSubpelCurBytes % 4 == 0,
-                "table set-up; the floors are words");
-  __syncthreads();
-  // A block whose partition at a coarser level has the same first candidate has the same 49 values there: only
-  // the coarsest level of each (block, vector) is computed (the levels of a macroblock's first candidates mostly
-  // agree), the others read it.
-  if (tid < kSubpelTasks) {
-    int alias = tid;
-    for (int t = tid - 16; t >= 0; t -= 16)  // the same block at the levels above
-      if (s_org[2 * t] == s_org[2 * tid] && s_org[2 * t + 1] == s_org[2 * tid + 1]) alias = t;
-    s_alias[tid] = alias;
-    s_flag[tid] = alias == tid ? 1 : 0;
-  }
-  __syncthreads();
-  // The computing tasks, listed in task order (each finds its place by counting the flags before it), so that the
-  // stages below spend their lanes on them only.
-  int tasks = 0, before = 0;
-  for (int w = 0; w < kSubpelFlagBytes / 4; ++w) {
-    const uint32_t f = reinterpret_cast<const uint32_t*>(s_flag)[w];
-    const int n = static_cast<int>((f * 0x01010101u) >> 24);  // four 0/1 bytes: their sum in the top byte
-    if (4 * w + 4 <= tid) before += n;
-    else if (4 * w < tid) before += static_cast<int>(((f << (8 * (4 - (tid - 4 * w)))) * 0x01010101u) >> 24);
-    tasks += n;
-  }
-  if (tid < kSubpelTasks && s_flag[tid]) s_list[before] = tid;
   __syncthreads();
 
-  // 1. Integer samples raw[r][c] = ref(X - 3 + c, Y - 3 + r), clamped into the picture: a row of a task per item.
-  for (int i = tid; i < tasks * kSubpelRaw; i += kSubpelThreads) {
-    const int t = s_list[i / kSubpelRaw], r = i % kSubpelRaw;
-    int y = s_org[2 * t + 1] - 3 + r;
-    y = y < 0 ? 0 : y >= a.height ? a.height - 1 : y;
-    const uint8_t* src = a.ref + static_cast<size_t>(y) * a.pitch;
-    uint8_t* dst = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + r * kSubpelRaw;
-    const int x0 = s_org[2 * t] - 3;
-    if (x0 >= 0 && x0 + kSubpelRaw <= a.width) {
-GME_SUBPEL_UNROLL
-      for (int c = 0; c < kSubpelRaw; ++c) dst[c] = __ldg(src + x0 + c);
-    } else {
-      for (int c = 0; c < kSubpelRaw; ++c) {
-        const int x = x0 + c;
-        dst[c] = src[x < 0 ? 0 : x >= a.width ? a.width - 1 : x];
+  uint32_t floor_all = UINT32_MAX;  // thread tid < 41: partition tid's smallest base over the ranks done
+  for (int r0 = rank_first, parity = 0; r0 < rank_end;) {
+    //  The group's entries from rank r0 on: each scans the earlier ones of its block (ranks r0 .. its own, coarser
+    //  levels first) for its vector; the first found is its representative (bit 15 marks the reference), an entry
+    //  without one is a new task of its rank.
+    if (tid == 0) s_new[kGpuMaxTopK] = 0;
+    for (int e = r0 * kSubpelRankEntries + tid; e < entries; e += kSubpelThreads) {
+      const uint32_t org = s_eorg[e];
+      const int blk = e & 15;  // kSubpelRankEntries is a multiple of 16
+      int rep = e;
+      for (int f = r0 * kSubpelRankEntries + blk; f < e; f += 16)
+        if (s_eorg[f] == org) {
+          rep = f;
+          break;
+        }
+      s_etask[e] = static_cast<uint16_t>(rep == e ? e : (0x8000 | rep));
+      if (rep == e) atomicAdd(&s_new[e / kSubpelRankEntries], 1u);
+    }
+    __syncthreads();
+    //  The group: ranks r0 .. r1 - 1, as many as kSubpelTaskCap tasks hold (every thread finds the same r1). Its
+    //  representatives take their task slots, then (after the barrier) the other entries their representative's.
+    int r1 = r0, tasks = 0;
+    while (r1 < rank_end && tasks + static_cast<int>(s_new[r1]) <= kSubpelTaskCap) tasks += static_cast<int>(s_new[r1++]);
+    const int group_end = r1 * kSubpelRankEntries;
+    for (int e = r0 * kSubpelRankEntries + tid; e < group_end; e += kSubpelThreads)
+      if (s_etask[e] == e) {
+        const uint32_t t = atomicAdd(&s_new[kGpuMaxTopK], 1u);
+        s_torg[t] = s_eorg[e];
+        s_tblk[t] = static_cast<uint8_t>(e & 15);
+        s_etask[e] = static_cast<uint16_t>(t);
       }
+    __syncthreads();
+    for (int e = r0 * kSubpelRankEntries + tid; e < group_end; e += kSubpelThreads) {
+      const uint16_t v = s_etask[e];
+      if (v & 0x8000) s_etask[e] = s_etask[v & 0x7fff];
     }
-  }
-  __syncthreads();
+    if (tid < kGpuMaxTopK) s_new[tid] = 0;  // every thread has read them (r1) before the barrier above
+    __syncthreads();
 
-  // 2a. Region coordinates: G(r, c) = raw[r + 2][c + 2], r, c in 0..5 (the block is rows/columns 1..4).
-  //     b1 row rr (region row rr - 2), column c: horizontal taps centred between G columns c and c + 1;
-  //     b(r, c) = Clip1((b1 + 16) >> 5) for rows 0..5, columns 0..4: a raw row per item.
-  for (int i = tid; i < tasks * kSubpelRaw; i += kSubpelThreads) {
-    const int t = s_list[i / kSubpelRaw], rr = i % kSubpelRaw;
-    const uint8_t* p = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + rr * kSubpelRaw;
-    int v[kSubpelRaw];
+    for (int c0 = 0; c0 < tasks; c0 += kSubpelChunk) {
+      const int n = min(kSubpelChunk, tasks - c0);
+      // 1. Integer samples raw[r][c] = ref(X - 3 + c, Y - 3 + r), clamped into the picture: a row of a task per
+      //    item.
+      for (int i = tid; i < n * kSubpelRaw; i += kSubpelThreads) {
+        const int t = i / kSubpelRaw, r = i - t * kSubpelRaw;
+        const uint32_t org = s_torg[c0 + t];
+        int y = subpel_org_y(org) - 3 + r;
+        y = y < 0 ? 0 : y >= a.height ? a.height - 1 : y;
+        const uint8_t* src = a.ref + static_cast<size_t>(y) * a.pitch;
+        uint8_t* dst = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + r * kSubpelRaw;
+        const int x0 = subpel_org_x(org) - 3;
+        if (x0 >= 0 && x0 + kSubpelRaw <= a.width) {
 GME_SUBPEL_UNROLL
-    for (int c = 0; c < kSubpelRaw; ++c) v[c] = p[c];
-    int16_t* b1 = s_b1 + t * 50 + rr * 5;
-    uint8_t* b = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneB + (rr - 2) * 5;
-GME_SUBPEL_UNROLL
-    for (int c = 0; c < 5; ++c) {
-      const int tap = subpel_tap6(v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]);
-      b1[c] = static_cast<int16_t>(tap);
-      if (rr >= 2 && rr < 8) b[c] = static_cast<uint8_t>(subpel_clip_pixel((tap + 16) >> 5));
-    }
-  }
-  //     h(r, c) half-pel below G(r, c), rows 0..4, columns 0..5: a raw column per item.
-  for (int i = tid; i < tasks * 6; i += kSubpelThreads) {
-    const int t = s_list[i / 6], c = i % 6;
-    const uint8_t* p = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + c + 2;
-    int v[kSubpelRaw];
-GME_SUBPEL_UNROLL
-    for (int r = 0; r < kSubpelRaw; ++r) v[r] = p[r * kSubpelRaw];
-    uint8_t* h = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneH + c;
-GME_SUBPEL_UNROLL
-    for (int r = 0; r < 5; ++r)
-      h[r * 6] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4],
-                                                                     v[r + 5]) + 16) >> 5));
-  }
-  __syncthreads();
-  // 2b. j(r, c): vertical taps over b1 rows r .. r + 5 (region rows r - 2 .. r + 3), rows and columns 0..4: a b1
-  //     column per item.
-  for (int i = tid; i < tasks * 5; i += kSubpelThreads) {
-    const int t = s_list[i / 5], c = i % 5;
-    const int16_t* p = s_b1 + t * 50 + c;
-    int v[kSubpelRaw];
-GME_SUBPEL_UNROLL
-    for (int r = 0; r < kSubpelRaw; ++r) v[r] = p[r * 5];
-    uint8_t* j = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneJ + c;
-GME_SUBPEL_UNROLL
-    for (int r = 0; r < 5; ++r)
-      j[r * 5] = static_cast<uint8_t>(subpel_clip_pixel((subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4],
-                                                                     v[r + 5]) + 512) >> 10));
-  }
-  __syncthreads();
-
-  // 3. One (task, offset) per item: the prediction (Table 8-12 sample kinds, as SubpelRegion::predict) and its
-  //    distortion against the source block. Every sample of the prediction is (A + B + 1) >> 1 of two plane
-  //    samples at fixed offsets (A = B for full- and half-pel positions), read through the offset's SubpelSources.
-  for (int i = tid; i < tasks * kSubpelOffsets; i += kSubpelThreads) {
-    const int t = s_list[i / kSubpelOffsets], oi = i % kSubpelOffsets;
-    const uint32_t srcs = s_src[oi];
-    const uint8_t* planes = s_pl + t * kSubpelPlaneBytes;
-    const uint8_t* pa = planes + (srcs & 0xffu);
-    const uint8_t* pb = planes + ((srcs >> 16) & 0xffu);
-    const int stride_a = static_cast<int>((srcs >> 8) & 0xffu), stride_b = static_cast<int>(srcs >> 24);
-    const int blk = t & 15;
-    const uint32_t* cur = reinterpret_cast<const uint32_t*>(s_cur + (blk >> 2) * 64 + (blk & 3) * 4);
-    int d[16];
-GME_SUBPEL_UNROLL
-    for (int y = 0; y < 4; ++y) {
-      const uint32_t c4 = cur[4 * y];
-GME_SUBPEL_UNROLL
-      for (int x = 0; x < 4; ++x)
-        d[4 * y + x] = static_cast<int>((c4 >> (8 * x)) & 0xffu) -
-                       ((pa[y * stride_a + x] + pb[y * stride_b + x] + 1) >> 1);
-    }
-    uint32_t dist = 0;
-    if (a.metric == 2) {
-      dist = subpel_satd4x4(d);
-    } else {
-GME_SUBPEL_UNROLL
-      for (int k = 0; k < 16; ++k) dist += abs(d[k]);
-    }
-    s_res[t * kSubpelOffsets + oi] = static_cast<uint16_t>(dist);
-  }
-  __syncthreads();
-
-  // 4. Partition sums, every (partition, slot) into the planes' space (read no more), and each row's smallest sum
-  //    (the table's base for it, and this block's share of the floors).
-  const auto partition_sum = [&](int part, int oi) {
-    const SubpelRect rect = subpel_rect(part);
-    uint32_t sum = 0;
-    for (int by = rect.y0; by < rect.y0 + rect.h; ++by)
-      for (int bx = rect.x0; bx < rect.x0 + rect.w; ++bx)
-        sum += s_res[s_alias[rect.level * 16 + by * 4 + bx] * kSubpelOffsets + oi];
-    return sum;
-  };
-  uint32_t* s_sum = reinterpret_cast<uint32_t*>(s_pl);  // [partition][slot]
-  static_assert(kNumPartitions * kSubpelOffsets * 4 <= kSubpelPlanesBytes, "the sums fit where the planes were");
-  for (int i = tid; i < kNumPartitions * kSubpelOffsets; i += kSubpelThreads) {
-    const int part = i / kSubpelOffsets, slot = i % kSubpelOffsets;
-    const uint32_t sum = partition_sum(part, s_slot[slot]);
-    s_sum[i] = sum;
-    atomicMin(&s_floor[part], sum);
-  }
-  __syncthreads();
-  //    The table (SubpelTable's layout) a word per item, consecutive words over the threads: each row's base and
-  //    near part's excesses, then the far parts' excesses (their rows of 21 bytes straddle words), then the tail's
-  //    zeros: every byte that travels to the host is written, so tables compare whole.
-  const auto excess = [&](int part, int slot) {
-    const uint32_t e = s_sum[part * kSubpelOffsets + slot] - s_floor[part];
-    return e < kSubpelEscape ? e : static_cast<uint32_t>(kSubpelEscape);
-  };
-  uint32_t* out = reinterpret_cast<uint32_t*>(&a.out[static_cast<size_t>(mb) * a.ranks + rank]);
-  static_assert(sizeof(SubpelRow) == 32 && offsetof(SubpelRow, near) == 4 && kSubpelFarOffset % 4 == 0 &&
-                    sizeof(SubpelTable) % 4 == 0,
-                "a row is its base's word and 7 words of 4 excesses");
-  for (int w = tid; w < static_cast<int>(sizeof(SubpelTable) / 4); w += kSubpelThreads) {
-    const int b = 4 * w;
-    uint32_t word = 0;
-    if (b < kSubpelFarOffset) {
-      const int part = b / 32, in_row = b % 32;
-      if (in_row == 0) {
-        word = s_floor[part];
-      } else {
-        const int slot = in_row - 4;
-        word = excess(part, slot) | excess(part, slot + 1) << 8 | excess(part, slot + 2) << 16 |
-               excess(part, slot + 3) << 24;
+          for (int c = 0; c < kSubpelRaw; ++c) dst[c] = __ldg(src + x0 + c);
+        } else {
+          for (int c = 0; c < kSubpelRaw; ++c) {
+            const int x = x0 + c;
+            dst[c] = src[x < 0 ? 0 : x >= a.width ? a.width - 1 : x];
+          }
+        }
       }
-    } else {
+      __syncthreads();
+
+      // 2a. Region coordinates: G(r, c) = raw[r + 2][c + 2], r, c in 0..5 (the block is rows/columns 1..4).
+      //     b1 row rr (region row rr - 2), column c: horizontal taps centred between G columns c and c + 1;
+      //     b(r, c) = Clip1((b1 + 16) >> 5) for rows 0..5, columns 0..4: a raw row per item.
+      for (int i = tid; i < n * kSubpelRaw; i += kSubpelThreads) {
+        const int t = i / kSubpelRaw, rr = i - t * kSubpelRaw;
+        const uint8_t* q = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + rr * kSubpelRaw;
+        int v[kSubpelRaw];
 GME_SUBPEL_UNROLL
-      for (int j = 0; j < 4; ++j) {
-        const int f = b + j - kSubpelFarOffset;
-        if (f < kNumPartitions * kSubpelFarSlots)
-          word |= excess(f / kSubpelFarSlots, kSubpelNearSlots + f % kSubpelFarSlots) << (8 * j);
+        for (int c = 0; c < kSubpelRaw; ++c) v[c] = q[c];
+        int16_t* b1 = s_b1 + t * 50 + rr * 5;
+        uint8_t* b = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneB + (rr - 2) * 5;
+GME_SUBPEL_UNROLL
+        for (int c = 0; c < 5; ++c) {
+          const int tap = subpel_tap6(v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]);
+          b1[c] = static_cast<int16_t>(tap);
+          if (rr >= 2 && rr < 8) b[c] = static_cast<uint8_t>(subpel_clip_pixel((tap + 16) >> 5));
+        }
       }
+      //     h(r, c) half-pel below G(r, c), rows 0..4, columns 0..5: a raw column per item.
+      for (int i = tid; i < n * 6; i += kSubpelThreads) {
+        const int t = i / 6, c = i - t * 6;
+        const uint8_t* q = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + c + 2;
+        int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+        for (int r = 0; r < kSubpelRaw; ++r) v[r] = q[r * kSubpelRaw];
+        uint8_t* h = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneH + c;
+GME_SUBPEL_UNROLL
+        for (int r = 0; r < 5; ++r)
+          h[r * 6] = static_cast<uint8_t>(subpel_clip_pixel(
+              (subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4], v[r + 5]) + 16) >> 5));
+      }
+      __syncthreads();
+      // 2b. j(r, c): vertical taps over b1 rows r .. r + 5 (region rows r - 2 .. r + 3), rows and columns 0..4: a b1
+      //     column per item.
+      for (int i = tid; i < n * 5; i += kSubpelThreads) {
+        const int t = i / 5, c = i - t * 5;
+        const int16_t* q = s_b1 + t * 50 + c;
+        int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+        for (int r = 0; r < kSubpelRaw; ++r) v[r] = q[r * 5];
+        uint8_t* j = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneJ + c;
+GME_SUBPEL_UNROLL
+        for (int r = 0; r < 5; ++r)
+          j[r * 5] = static_cast<uint8_t>(subpel_clip_pixel(
+              (subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4], v[r + 5]) + 512) >> 10));
+      }
+      __syncthreads();
+
+      // 3. One (task, offset) per item: the prediction (Table 8-12 sample kinds, as SubpelRegion::predict) and its
+      //    distortion against the source block. Every sample of the prediction is (A + B + 1) >> 1 of two plane
+      //    samples at fixed offsets (A = B for full- and half-pel positions), read through the offset's
+      //    SubpelSources.
+      for (int i = tid; i < n * kSubpelOffsets; i += kSubpelThreads) {
+        const int t = i / kSubpelOffsets, oi = i - t * kSubpelOffsets;
+        const uint32_t srcs = s_src[oi];
+        const uint8_t* planes = s_pl + t * kSubpelPlaneBytes;
+        const uint8_t* pa = planes + (srcs & 0xffu);
+        const uint8_t* pb = planes + ((srcs >> 16) & 0xffu);
+        const int stride_a = static_cast<int>((srcs >> 8) & 0xffu), stride_b = static_cast<int>(srcs >> 24);
+        const int blk = s_tblk[c0 + t];
+        const uint32_t* cur = reinterpret_cast<const uint32_t*>(s_cur + (blk >> 2) * 64 + (blk & 3) * 4);
+        int d[16];
+GME_SUBPEL_UNROLL
+        for (int y = 0; y < 4; ++y) {
+          const uint32_t c4 = cur[4 * y];
+GME_SUBPEL_UNROLL
+          for (int x = 0; x < 4; ++x)
+            d[4 * y + x] = static_cast<int>((c4 >> (8 * x)) & 0xffu) -
+                           ((pa[y * stride_a + x] + pb[y * stride_b + x] + 1) >> 1);
+        }
+        uint32_t dist = 0;
+        if (a.metric == 2) {
+          dist = subpel_satd4x4(d);
+        } else {
+GME_SUBPEL_UNROLL
+          for (int k = 0; k < 16; ++k) dist += abs(d[k]);
+        }
+        s_res[(c0 + t) * kSubpelOffsets + oi] = static_cast<uint16_t>(dist);
+      }
+      __syncthreads();
     }
-    out[w] = word;
+
+    // 4. Rank by rank: partition sums, every (partition, slot) into the planes' space (read no more), and each row's
+    //    smallest sum (the table's base for it, this rank's share of the floors).
+    uint32_t* s_sum = reinterpret_cast<uint32_t*>(s_pl);  // [partition][slot]
+    static_assert(kNumPartitions * kSubpelOffsets * 4 <= kSubpelPlanesBytes, "the sums fit where the planes were");
+    for (int rank = r0; rank < r1; ++rank, parity ^= 1) {
+      const uint16_t* etask = s_etask + rank * kSubpelRankEntries;
+      uint32_t* floor = s_floor + parity * kNumPartitions;
+      for (int i = tid; i < kNumPartitions * kSubpelOffsets; i += kSubpelThreads) {
+        const int part = i / kSubpelOffsets, slot = i - part * kSubpelOffsets;
+        const int oi = s_slot[slot];
+        const SubpelRect rect = subpel_rect(part);
+        uint32_t sum = 0;
+        for (int by = rect.y0; by < rect.y0 + rect.h; ++by)
+          for (int bx = rect.x0; bx < rect.x0 + rect.w; ++bx)
+            sum += s_res[etask[rect.level * 16 + by * 4 + bx] * kSubpelOffsets + oi];
+        s_sum[i] = sum;
+        atomicMin(&floor[part], sum);
+      }
+      __syncthreads();
+      //    The table (SubpelTable's layout) a word per item, consecutive words over the threads: each row's base
+      //    and near part's excesses, then the far parts' excesses (their rows of 21 bytes straddle words), then the
+      //    tail's zeros: every byte that travels to the host is written, so tables compare whole.
+      const auto excess = [&](int part, int slot) {
+        const uint32_t e = s_sum[part * kSubpelOffsets + slot] - floor[part];
+        return e < kSubpelEscape ? e : static_cast<uint32_t>(kSubpelEscape);
+      };
+      uint32_t* out = reinterpret_cast<uint32_t*>(&a.out[static_cast<size_t>(mb) * a.ranks + rank]);
+      static_assert(sizeof(SubpelRow) == 32 && offsetof(SubpelRow, near) == 4 && kSubpelFarOffset % 4 == 0 &&
+                        sizeof(SubpelTable) % 4 == 0,
+                    "a row is its base's word and 7 words of 4 excesses");
+      for (int w = tid; w < static_cast<int>(sizeof(SubpelTable) / 4); w += kSubpelThreads) {
+        const int b = 4 * w;
+        uint32_t word = 0;
+        if (b < kSubpelFarOffset) {
+          const int part = b / 32, in_row = b % 32;
+          if (in_row == 0) {
+            word = floor[part];
+          } else {
+            const int slot = in_row - 4;
+            word = excess(part, slot) | excess(part, slot + 1) << 8 | excess(part, slot + 2) << 16 |
+                   excess(part, slot + 3) << 24;
+          }
+        } else {
+GME_SUBPEL_UNROLL
+          for (int j = 0; j < 4; ++j) {
+            const int f = b + j - kSubpelFarOffset;
+            if (f < kNumPartitions * kSubpelFarSlots)
+              word |= excess(f / kSubpelFarSlots, kSubpelNearSlots + f % kSubpelFarSlots) << (8 * j);
+          }
+        }
+        out[w] = word;
+      }
+      //    This rank's bases into the running minimum; the other parity's bases (read before the last barrier)
+      //    start again for the next rank.
+      if (tid < kNumPartitions) {
+        floor_all = min(floor_all, floor[tid]);
+        s_floor[(parity ^ 1) * kNumPartitions + tid] = UINT32_MAX;
+      }
+      __syncthreads();
+    }
+    r0 = r1;
   }
-  // 5. The floors (SubpelFloors): this rank's partition minima into the macroblock's, over every rank's block.
-  if (a.floors && tid < kNumPartitions) atomicMin(&a.floors[mb].d[tid], s_floor[tid]);
+  // 5. The floors (SubpelFloors): the partition minima over every rank into the macroblock's.
+  if (a.floors && tid < kNumPartitions) atomicMin(&a.floors[mb].d[tid], floor_all);
 }
 
 }  // namespace

@@ -362,9 +362,11 @@ TEST(GpuMeFallback, DefaultDeviceIsGpuOrTwinWithReason) {
 }
 
 // ---- The sub-pel table kernel's source run on the host, as gpu/me_cuda.cu launches it --------------------------------
-// floors: the launches' floors, set to UINT32_MAX before them as gpu/me_cuda.cu does.
+// floors: the launches' floors, set to UINT32_MAX before them as gpu/me_cuda.cu does. ranks_per_block: a block's
+// ranks (0: all of a macroblock's).
 std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req, const PictureCandidates& cands,
-                                                int metric, std::vector<SubpelFloors>* floors = nullptr) {
+                                                int metric, std::vector<SubpelFloors>* floors = nullptr,
+                                                int ranks_per_block = 0) {
   const int num_mbs = req.mb_width * req.mb_height, ranks = req.subpel_ranks;
   std::vector<SubpelTable> out(req.refs.size() * num_mbs * ranks);
   std::memset(out.data(), 0xA5, out.size() * sizeof(SubpelTable));  // an unwritten entry cannot pass
@@ -391,7 +393,8 @@ std::vector<SubpelTable> emulated_subpel_tables(const PictureSearchRequest& req,
     a.cands = packed.data();
     a.out = out.data() + r * num_mbs * ranks;
     a.floors = floors ? floors->data() + r * num_mbs : nullptr;
-    emu_launch(num_mbs * ranks, kSubpelThreads, [&a] { subpel_table_kernel(a); });
+    set_subpel_ranks_per_block(a, ranks_per_block > 0 ? ranks_per_block : ranks);
+    emu_launch(num_mbs * a.blocks_per_mb, kSubpelThreads, [&a] { subpel_table_kernel(a); });
   }
   return out;
 }
@@ -501,9 +504,75 @@ TEST(GpuSubpelKernelEmu, MatchesTwin) {
       }
 }
 
-TEST(GpuSubpelKernelEmu, FitsDefaultSharedMemory) {
-  // 48 KB per block without opt-in, and four blocks (1024 threads) per Hopper SM.
-  EXPECT_LE(kSubpelSmemBytes, 48u * 1024);
+// Distinct (4x4 block, vector) pairs among the first `ranks` candidates of a macroblock's partitions: the tasks the
+// kernel computes when they all fit one group.
+int distinct_block_vectors(const PictureCandidates& c, int ref, int mb, int ranks) {
+  int n = 0;
+  for (int blk = 0; blk < 16; ++blk) {
+    std::vector<std::pair<int, int>> v;
+    for (int part = 0; part < kNumPartitions; ++part) {
+      const PartitionGeometry g = partition_geometry(part);
+      const int bx = blk & 3, by = blk >> 2;
+      if (bx < g.x || bx >= g.x + g.w || by < g.y || by >= g.y + g.h) continue;
+      for (int k = 0; k < ranks; ++k) v.push_back({c.at(ref, mb, part)[k].mv.x, c.at(ref, mb, part)[k].mv.y});
+    }
+    std::sort(v.begin(), v.end());
+    n += static_cast<int>(std::unique(v.begin(), v.end()) - v.begin());
+  }
+  return n;
+}
+
+TEST(GpuSubpelKernelEmu, MatchesTwinWhenRanksSplitIntoGroups) {
+  // The kernel computes each distinct (block, vector) of a macroblock once, over as many ranks as kSubpelTaskCap
+  // holds, then the next ranks: K 16 with every rank's table, on a shifted copy of the picture (the ranks share
+  // most vectors: one group) and on unrelated noise (every partition its own vectors: several groups).
+  std::mt19937 rng(4242);
+  TwinPictureSearch twin(dsp_here());
+  for (int ranks : {16, 7}) {
+    Scene s = make_scene(2, 2, 2, 9, 16, rng, Content::kNoise);
+    s.req.subpel_metric = 2;
+    s.req.subpel_ranks = ranks;
+    PictureCandidates want;
+    twin.search(s.req, want);
+    int one_group = 0, split = 0;
+    for (int r = 0; r < 2; ++r)
+      for (int mb = 0; mb < 4; ++mb) (distinct_block_vectors(want, r, mb, ranks) > kSubpelTaskCap ? split : one_group)++;
+    EXPECT_GT(split, 0) << "no macroblock needs several groups: the test does not reach that path";
+    EXPECT_GT(one_group, 0) << "every macroblock needs several groups";
+    // One block per macroblock, and its ranks over several blocks (the launches of few macroblocks).
+    for (int per_block : {0, 3, 1}) {
+      std::vector<SubpelFloors> floors;
+      const std::vector<SubpelTable> got = emulated_subpel_tables(s.req, want, 2, &floors, per_block);
+      EXPECT_TRUE(same_tables(got.data(), want.subpel.data(), got.size()))
+          << "ranks " << ranks << " per block " << per_block << ", " << describe(s.req);
+      EXPECT_TRUE(same_floors(floors.data(), want.floors.data(), floors.size()))
+          << "ranks " << ranks << " per block " << per_block;
+    }
+  }
+}
+
+TEST(GpuSubpelKernelEmu, RanksPerBlockFillTheLaunch) {
+  // Enough blocks for the launch where the ranks allow, the fewest (most ranks a block) that reach them, every
+  // rank covered.
+  EXPECT_EQ(subpel_ranks_per_block(2040, 8, 792), 8);   // 1080p band: a block per macroblock
+  EXPECT_EQ(subpel_ranks_per_block(320, 8, 792), 2);    // 640x480 band: 4 blocks a macroblock
+  EXPECT_EQ(subpel_ranks_per_block(4, 8, 792), 1);      // tiny picture: as many blocks as ranks
+  EXPECT_EQ(subpel_ranks_per_block(100, 1, 792), 1);
+  EXPECT_EQ(subpel_ranks_per_block(0, 5, 792), 1);
+  for (int mbs : {1, 7, 99, 300, 5000})
+    for (int ranks = 1; ranks <= kGpuMaxTopK; ++ranks) {
+      const int per = subpel_ranks_per_block(mbs, ranks, 792), blocks = (ranks + per - 1) / per;
+      EXPECT_GE(per, 1);
+      EXPECT_LE(per, ranks);
+      EXPECT_TRUE(mbs * blocks >= 792 || per == 1) << mbs << " macroblocks, " << ranks << " ranks";
+    }
+}
+
+TEST(GpuSubpelKernelEmu, FitsEverySupportedGpusSharedMemory) {
+  // 64 KB per block on compute capability 7.5 (the most a Turing block can opt in to), and the three blocks of
+  // __launch_bounds__ per Hopper SM (228 KB, 1 KB of it reserved per block).
+  EXPECT_LE(kSubpelSmemBytes, 64u * 1024);
+  EXPECT_LE(3 * (kSubpelSmemBytes + 1024), 228u * 1024);
 }
 
 // ---- The integer kernel's source, emulated on the host, against the twin (no device needed) ----------------------
