@@ -234,6 +234,21 @@ GME_SUBPEL_UNROLL
   return (dist + 1) >> 1;
 }
 
+// Five vertical 6-tap outputs down a column of 10 samples (src, every src_stride elements):
+// dst[r * dst_stride] = Clip1((taps over rows r .. r + 5 + round) >> shift), r = 0..4. The h plane from integer
+// samples (round 16, shift 5) and j from b's unrounded taps (512, 10), as 8.4.2.2.1 forms them.
+template <typename T>
+__device__ __forceinline__ void subpel_column_taps(const T* src, int src_stride, uint8_t* dst, int dst_stride,
+                                                   int round, int shift) {
+  int v[kSubpelRaw];
+GME_SUBPEL_UNROLL
+  for (int r = 0; r < kSubpelRaw; ++r) v[r] = src[r * src_stride];
+GME_SUBPEL_UNROLL
+  for (int r = 0; r < 5; ++r)
+    dst[r * dst_stride] = static_cast<uint8_t>(
+        subpel_clip_pixel((subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4], v[r + 5]) + round) >> shift));
+}
+
 // Unpacks a block origin stored as two int16 halves.
 __device__ __forceinline__ int subpel_org_x(uint32_t v) { return static_cast<int16_t>(v & 0xffffu); }
 __device__ __forceinline__ int subpel_org_y(uint32_t v) { return static_cast<int16_t>(v >> 16); }
@@ -375,30 +390,15 @@ GME_SUBPEL_UNROLL
       //     h(r, c) half-pel below G(r, c), rows 0..4, columns 0..5: a raw column per item.
       for (int i = tid; i < n * 6; i += kSubpelThreads) {
         const int t = i / 6, c = i - t * 6;
-        const uint8_t* q = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + c + 2;
-        int v[kSubpelRaw];
-GME_SUBPEL_UNROLL
-        for (int r = 0; r < kSubpelRaw; ++r) v[r] = q[r * kSubpelRaw];
-        uint8_t* h = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneH + c;
-GME_SUBPEL_UNROLL
-        for (int r = 0; r < 5; ++r)
-          h[r * 6] = static_cast<uint8_t>(subpel_clip_pixel(
-              (subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4], v[r + 5]) + 16) >> 5));
+        subpel_column_taps(s_pl + t * kSubpelPlaneBytes + kSubpelPlaneG + c + 2, kSubpelRaw,
+                           s_pl + t * kSubpelPlaneBytes + kSubpelPlaneH + c, 6, 16, 5);
       }
       __syncthreads();
       // 2b. j(r, c): vertical taps over b1 rows r .. r + 5 (region rows r - 2 .. r + 3), rows and columns 0..4: a b1
       //     column per item.
       for (int i = tid; i < n * 5; i += kSubpelThreads) {
         const int t = i / 5, c = i - t * 5;
-        const int16_t* q = s_b1 + t * 50 + c;
-        int v[kSubpelRaw];
-GME_SUBPEL_UNROLL
-        for (int r = 0; r < kSubpelRaw; ++r) v[r] = q[r * 5];
-        uint8_t* j = s_pl + t * kSubpelPlaneBytes + kSubpelPlaneJ + c;
-GME_SUBPEL_UNROLL
-        for (int r = 0; r < 5; ++r)
-          j[r * 5] = static_cast<uint8_t>(subpel_clip_pixel(
-              (subpel_tap6(v[r], v[r + 1], v[r + 2], v[r + 3], v[r + 4], v[r + 5]) + 512) >> 10));
+        subpel_column_taps(s_b1 + t * 50 + c, 5, s_pl + t * kSubpelPlaneBytes + kSubpelPlaneJ + c, 5, 512, 10);
       }
       __syncthreads();
 
