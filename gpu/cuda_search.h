@@ -231,9 +231,9 @@ class CudaSearch final : public GpuPictureSearch {
   std::string name_, desc_;
   double peak_ = 0;
   // A sub-pel table launch has at least this many blocks where its macroblocks' ranks allow (kTableWaves waves of
-  // the blocks the device holds at once; subpel_ranks_per_block): a 640x480 band's macroblocks take their 8 ranks
-  // in 4 blocks each, so that the first band lands as soon as with a block per rank, and 1920x1080's bands after
-  // the first a block each.
+  // the blocks the device holds at once; subpel_ranks_per_block): on an H100, a 640x480 band's macroblocks take
+  // their 8 ranks in 4 blocks each, so that the first band lands as soon as with a block per rank, and 1920x1080's
+  // bands after the first a block each.
   static constexpr int kTableWaves = 3;
   int table_min_blocks_ = 0;
   Stream copy_;
