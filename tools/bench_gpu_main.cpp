@@ -4,7 +4,9 @@
 // pictures resident; the device time of the steady-state call; the integer kernels alone (CUDA events); absolute
 // differences per second against the device's integer peak; and the twin's time and whether it gives the same
 // candidates. Then the sub-pel tables' extra time. Medians after warm-up.
-//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K]
+//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE.yuv FRAME]...
+// --clip: the pictures of that width (640 or 1920) are frames FRAME - 1 (the reference) and FRAME (the current one)
+// of a raw 4:2:0 clip instead of the synthetic pair: the kernel's bounds, and so its work, depend on the content.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -60,6 +62,30 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
       *ref.at(x, y) = clip_pixel(*cur.at(clip3(0, w - 1, x + 3), clip3(0, h - 1, y - 2)) + static_cast<int>(rng() % 7) - 3);
   cur.extend_borders();
   ref.extend_borders();
+}
+
+// Luma of frames `frame` - 1 and `frame` of a raw 4:2:0 clip of width w and height h into ref and cur, coded_h rows
+// (the rows past h repeat the last, as the encoder pads). Exits with one line on a short or missing file.
+void read_pictures(const std::string& path, int frame, int w, int h, int coded_h, Plane& cur, Plane& ref) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    std::fprintf(stderr, "bench_gpu: --clip: cannot open '%s'\n", path.c_str());
+    std::exit(2);
+  }
+  const long frame_bytes = static_cast<long>(w) * h * 3 / 2;
+  std::vector<uint8_t> luma(static_cast<size_t>(w) * h);
+  Plane* planes[2] = {&ref, &cur};
+  for (int i = 0; i < 2; ++i) {
+    if (std::fseek(f, (frame - 1 + i) * frame_bytes, SEEK_SET) != 0 || std::fread(luma.data(), 1, luma.size(), f) != luma.size()) {
+      std::fprintf(stderr, "bench_gpu: --clip: '%s' has no frame %d of %dx%d (4:2:0)\n", path.c_str(), frame - 1 + i, w, h);
+      std::exit(2);
+    }
+    planes[i]->alloc(w, coded_h, kLumaPad);
+    for (int y = 0; y < coded_h; ++y)
+      std::memcpy(planes[i]->row(y), &luma[static_cast<size_t>(std::min(y, h - 1)) * w], static_cast<size_t>(w));
+    planes[i]->extend_borders();
+  }
+  std::fclose(f);
 }
 
 // The sub-pel tables (me_interface.h SubpelTable) the encoder asks for with the candidates: the extra time per
@@ -140,6 +166,8 @@ int main(int argc, char** argv) {
   int reps = 30;
   bool twin_all = false, no_twin = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)
+  struct Clip { std::string path; int frame = 0; };
+  Clip clip640, clip1920;  // --clip: real pictures instead of the synthetic pair
   if (argc > 1 && !std::strcmp(argv[1], "--version")) {
     std::printf("bench_gpu %s\n", gme::version_string().c_str());
     return 0;
@@ -150,9 +178,29 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-twin")) no_twin = true;
     else if (!std::strcmp(argv[i], "--only") && i + 3 < argc) {
       only_w = std::atoi(argv[++i]); only_range = std::atoi(argv[++i]); only_k = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--clip") && i + 3 < argc) {
+      const int w = std::atoi(argv[++i]);
+      const std::string path = argv[++i];
+      const int frame = std::atoi(argv[++i]);
+      if ((w != 640 && w != 1920) || frame < 1) {
+        std::fprintf(stderr, "bench_gpu: --clip %d %s %d: expected width 640 or 1920 and a frame of 1 or more\n", w,
+                     path.c_str(), frame);
+        return 2;
+      }
+      // Checked here, before anything is printed: the file must hold frames frame - 1 and frame.
+      const long need = (frame + 1L) * w * (w == 640 ? 480 : 1080) * 3 / 2;
+      FILE* f = std::fopen(path.c_str(), "rb");
+      const long have = f && std::fseek(f, 0, SEEK_END) == 0 ? std::ftell(f) : -1;
+      if (f) std::fclose(f);
+      if (have < need) {
+        std::fprintf(stderr, "bench_gpu: --clip %d %s %d: %s\n", w, path.c_str(), frame,
+                     have < 0 ? "cannot read the file" : "the file is too short for that frame (raw 4:2:0 expected)");
+        return 2;
+      }
+      (w == 640 ? clip640 : clip1920) = Clip{path, frame};
     } else {
       std::fprintf(stderr, "bench_gpu: unknown argument '%s' (expected --reps N, --twin-all, --no-twin, "
-                   "--only WIDTH RANGE K)\n", argv[i]);
+                   "--only WIDTH RANGE K, --clip WIDTH FILE.yuv FRAME)\n", argv[i]);
       return 2;
     }
   }
@@ -193,7 +241,11 @@ int main(int argc, char** argv) {
               "dev", "kernel", "upload", "absdiff/s", "%peak", "twin_ms", "identical");
   for (const Size& sz : sizes) {
     Plane cur, ref;
-    make_pictures(sz.w, sz.coded_h, cur, ref);
+    const Clip& clip = sz.w == 640 ? clip640 : clip1920;
+    if (clip.path.empty()) make_pictures(sz.w, sz.coded_h, cur, ref);
+    else read_pictures(clip.path, clip.frame, sz.w, sz.h, sz.coded_h, cur, ref);
+    if (!clip.path.empty() && (!only_w || only_w == sz.w))
+      std::printf("%dx%d: frames %d and %d of %s\n", sz.w, sz.h, clip.frame - 1, clip.frame, clip.path.c_str());
     const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
     struct Run { int range, k; };
     const Run runs[] = {{16, 1}, {32, 1}, {64, 1}, {16, 4}, {32, 4}, {64, 4},
