@@ -5,10 +5,11 @@
 // code older GPUs run).
 //
 // Each thread of a block is a fiber (ucontext) on the calling thread; blocks run one after another. A thread runs
-// until it reaches __syncthreads() or __any_sync(); the block barrier opens when all threads of the block wait at
-// it, a warp vote when all 32 lanes of the warp wait at it. Anything else (a thread that exits while others wait, a
-// vote with lanes missing) is a divergent barrier, which CUDA leaves undefined: the emulation throws. Shared memory
-// is poisoned (0xA5) before each block, so a read of a slot nothing wrote shows up as a mismatch against the twin.
+// until it reaches __syncthreads() (or __syncthreads_or()) or __any_sync(); the block barrier opens when all threads
+// of the block wait at it, a warp vote when all 32 lanes of the warp wait at it. Anything else (a thread that exits
+// while others wait, a vote with lanes missing) is a divergent barrier, which CUDA leaves undefined: the emulation
+// throws. Shared memory is poisoned (0xA5) before each block, so a read of a slot nothing wrote shows up as a
+// mismatch against the twin.
 //
 // What it does not check: memory-model races inside a barrier interval (racecheck on the device does that),
 // timing, and resource limits.
@@ -123,7 +124,13 @@ class EmuBlock {
       }
       if (done == fibers_.size()) break;
       if (barrier == fibers_.size()) {
-        for (Fiber& f : fibers_) f.state = kRun;
+        bool any = false;
+        for (const Fiber& f : fibers_) any |= f.pred;
+        for (Fiber& f : fibers_) {
+          f.state = kRun;
+          f.result = any;  // __syncthreads_or's answer; a plain __syncthreads() ignores it
+          f.pred = false;
+        }
         continue;
       }
       bool released = false;
@@ -166,11 +173,20 @@ class EmuBlock {
 
 inline void __syncthreads() { EmuBlock::current()->wait(EmuBlock::kBarrier); }
 
+// The barrier that also returns whether pred was non-zero in any thread of the block.
+inline int __syncthreads_or(int pred) {
+  EmuBlock* b = EmuBlock::current();
+  b->fiber().pred = pred != 0;
+  b->wait(EmuBlock::kBarrier);
+  return b->fiber().result ? 1 : 0;
+}
+
 inline bool __any_sync(unsigned mask, bool pred) {
   if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp votes are emulated");
   EmuBlock* b = EmuBlock::current();
   b->fiber().pred = pred;
   b->wait(EmuBlock::kVote);
+  b->fiber().pred = false;
   return b->fiber().result;
 }
 

@@ -421,6 +421,28 @@ __device__ __forceinline__ void load_step_order(const KernelArgs& a, int batch, 
   if (tid < kOrderWords) s_order[tid] = __ldg(a.order + batch * kOrderWords + tid);
 }
 
+// The fewest mv bits, se_bits(c + 4 d), of any d in [d0, d1] (d0 <= d1): se_bits grows with |c + 4 d|, so the d
+// nearest -c / 4, clamped into the range, has them.
+__device__ __forceinline__ int fewest_se_bits(int c, int d0, int d1) {
+  const int d = min(max(-c / 4, d0), d1);
+  int bits = se_bits(c + 4 * d);
+  if (d > d0) bits = min(bits, se_bits(c + 4 * (d - 1)));
+  if (d < d1) bits = min(bits, se_bits(c + 4 * (d + 1)));
+  return bits;
+}
+
+// A floor under the key >> 33 of every position of the batch: its penalty part (lambda * mv bits) >> 16 can be no
+// smaller than with the fewest bits any of its window rows and any window column have, and the SAD adds to it. A list
+// whose bound is below it has nothing to screen in the batch (the bounds are exact: see the top of this file), and a
+// block all of whose lists are so skips the batch: far from the window centre the penalty alone passes the bounds of
+// flat and still macroblocks.
+__device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const Macroblock& m, const Batch& b) {
+  const int wy_last = (b.g0 + b.groups - 1) / a.groups_per_row;
+  const int bits = fewest_se_bits(m.centre.y - m.pred.y, b.wy_first - a.range, wy_last - a.range) +
+                   fewest_se_bits(m.centre.x - m.pred.x, -a.range, a.range);
+  return static_cast<uint32_t>((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16);
+}
+
 // Where this thread's words of the tile start and how it steps through them, without a division per word:
 // kThreads = dr rows + dw words.
 struct TileWalk {
@@ -824,10 +846,12 @@ GME_UNROLL
 // entrants are queued per lane and the warp inserts all queues together when some lane's queue would overflow and
 // at the end of the batch; between drains the bound is stale (larger), which only lets more positions through.
 template <int K>
-__device__ __forceinline__ uint32_t screen_batch(uint64_t (&best)[K], uint32_t worst, const uint32_t* row,
-                                                 const uint32_t* half2, const uint64_t* pen,
+__device__ __forceinline__ uint32_t screen_batch(uint64_t (&best)[K], uint32_t worst, uint32_t floor,
+                                                 const uint32_t* row, const uint32_t* half2, const uint64_t* pen,
                                                  const unsigned char* order, int steps, int slice,
                                                  [[maybe_unused]] uint32_t* queue) {
+  // No position of the batch can pass any of the warp's lists (batch_key_floor): nothing to read.
+  if (!__any_sync(0xffffffffu, floor <= worst)) return worst;
   uint32_t w16 = min(worst, 0xffffu);
   [[maybe_unused]] int entries = 0, queued = 0;  // this lane's queue entries and queued positions
   for (int step = 0; step < steps; ++step) {
@@ -939,6 +963,7 @@ GME_UNROLL
   for (int f = 0; f < kWorstFields; ++f) s.worst[(kWorstFields + f) * kThreads + tid] = ~0u;
   int done = 0;                   // batches processed: selects the s.worst half to write
   uint32_t pooled = ~0u;          // pool_bound after the centre batch
+  uint32_t bound = ~0u;           // this list's bound after the last batch it screened
 
   // Batches in order of distance from the window centre: the mv penalty grows away from the centre and good
   // matches cluster near it, so the lists fill with good keys early and later positions rarely pass the screen.
@@ -949,7 +974,11 @@ GME_UNROLL
     const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
     if (batch < 0 || batch >= num_batches) continue;
     const Batch b = batch_at(a, batch);
-    __syncthreads();  // the previous batch's stage 2 has finished with s.sad, s.pen, s.order and the tile
+    const uint32_t floor = batch_key_floor(a, m, b);
+    // The previous batch's stage 2 has finished with s.sad, s.pen, s.order and the tile; a batch that no list can
+    // take anything from is skipped (the batches after it on its side lie farther out, but their floors are
+    // computed alike).
+    if (!__syncthreads_or(lister && floor <= bound)) continue;
     load_step_order(a, batch, s.order, tid);
     const bool pool = done == 1;  // after the centre batch: the lists pass through s.sad before stage 1 writes it
     if (pool) publish_lists<K>(best, s.sad, tid);
@@ -974,8 +1003,9 @@ GME_UNROLL
       worst = min(worst, coset_bound<K>(s.tile, list_part));
       if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses the coset minima's memory
     }
-    worst = screen_batch<K>(best, worst, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order), b.steps,
-                            slice, s.tile + tid);
+    worst = screen_batch<K>(best, worst, floor, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order),
+                            b.steps, slice, s.tile + tid);
+    bound = worst;
     publish_bound<K>(best, worst, s.worst + (done & 1) * kWorstFields * kThreads, tid);  // read after two barriers
     ++done;
   }

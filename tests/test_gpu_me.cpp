@@ -641,6 +641,21 @@ TEST_P(KernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
   }
 }
 
+TEST_P(KernelEmu, MatchesTwinWhereBatchesLieBeyondEveryBound) {
+  // Far from the window centre the penalty alone passes the lists' bounds (batch_key_floor): warps skip those
+  // batches' screens and blocks skip the batches. A still flat picture gives every position the SAD 0, so the keys
+  // are the penalties and the partitions' K-th keys tie with the floors of batches farther out: a floor equal to a
+  // bound must not skip (the low bits of the keys decide those ties).
+  std::mt19937 rng(1234);
+  for (int lambda : {65536, 384000})
+    for (int k : {1, 8, 16}) {
+      Scene s = make_scene(2, 1, 1, 24, k, rng, Content::kFlat);
+      s.planes[0] = s.planes[1];
+      s.req.lambda_factor = lambda;
+      expect_matches_twin(s.req);
+    }
+}
+
 TEST_P(KernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
   // Stage 2 screens in u16 halves: penalty key >> 33 clamped to 65535, packed sums that wrap, a bound of 65536 or
   // more. A bright current picture over a dark reference gives 16x16 SADs of 40,000-65,280; lambda 2^26 gives
@@ -845,6 +860,19 @@ TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
         const int kk = std::min(k, window_positions(range));  // top_k may not exceed the window
         expect_same_as_twin(make_scene(sz[0], sz[1], 1 + (k % 3), range, kk, rng, content).req);
       }
+}
+
+TEST_F(GpuMeCuda, MatchesTwinWhereBatchesLieBeyondEveryBound) {
+  // As KernelEmu's test of the name, on the device: still flat pictures, the penalty alone decides, the
+  // partitions' K-th keys tie with the floors of the batches farther out, and whole blocks skip batches.
+  std::mt19937 rng(1234);
+  for (int lambda : {65536, 384000})
+    for (int k : {1, 8, 16}) {
+      Scene s = make_scene(5, 3, 1, 24, k, rng, Content::kFlat);
+      s.planes[0] = s.planes[1];
+      s.req.lambda_factor = lambda;
+      expect_same_as_twin(s.req);
+    }
 }
 
 TEST_F(GpuMeCuda, ZeroCopyMatchesTwin) {
