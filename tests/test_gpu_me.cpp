@@ -104,6 +104,23 @@ Scene make_scene(int mbw, int mbh, int refs, int range, int k, std::mt19937& rng
   return s;
 }
 
+// Far from the window centre the penalty alone passes the lists' bounds (batch_key_floor): warps skip those batches'
+// screens and blocks skip the batches. Still flat pictures give every position the SAD 0, so the keys are the
+// penalties and the partitions' K-th keys tie with the floors of batches farther out: a floor equal to a bound must
+// not skip (the low bits of the keys decide those ties). Calls check(req) for such scenes of mbw x mbh macroblocks
+// over lambdas and list lengths.
+template <typename Check>
+void for_each_still_flat_scene(int mbw, int mbh, Check&& check) {
+  std::mt19937 rng(1234);
+  for (int lambda : {65536, 384000})
+    for (int k : {1, 8, 16}) {
+      Scene s = make_scene(mbw, mbh, 1, 24, k, rng, Content::kFlat);
+      s.planes[0] = s.planes[1];
+      s.req.lambda_factor = lambda;
+      check(s.req);
+    }
+}
+
 // Copies of the scene's planes with border `pad`, so strides are no multiple of 16 (pad 37: 48 + 74 = 122).
 void reborder(Scene& s, int pad) {
   for (Plane& p : s.planes) {
@@ -642,18 +659,7 @@ TEST_P(KernelEmu, MatchesTwinWhenEverythingPassesTheScreen) {
 }
 
 TEST_P(KernelEmu, MatchesTwinWhereBatchesLieBeyondEveryBound) {
-  // Far from the window centre the penalty alone passes the lists' bounds (batch_key_floor): warps skip those
-  // batches' screens and blocks skip the batches. A still flat picture gives every position the SAD 0, so the keys
-  // are the penalties and the partitions' K-th keys tie with the floors of batches farther out: a floor equal to a
-  // bound must not skip (the low bits of the keys decide those ties).
-  std::mt19937 rng(1234);
-  for (int lambda : {65536, 384000})
-    for (int k : {1, 8, 16}) {
-      Scene s = make_scene(2, 1, 1, 24, k, rng, Content::kFlat);
-      s.planes[0] = s.planes[1];
-      s.req.lambda_factor = lambda;
-      expect_matches_twin(s.req);
-    }
+  for_each_still_flat_scene(2, 1, [this](const PictureSearchRequest& req) { expect_matches_twin(req); });
 }
 
 TEST_P(KernelEmu, MatchesTwinWhenScreenSumsPassSixteenBits) {
@@ -863,16 +869,7 @@ TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
 }
 
 TEST_F(GpuMeCuda, MatchesTwinWhereBatchesLieBeyondEveryBound) {
-  // As KernelEmu's test of the name, on the device: still flat pictures, the penalty alone decides, the
-  // partitions' K-th keys tie with the floors of the batches farther out, and whole blocks skip batches.
-  std::mt19937 rng(1234);
-  for (int lambda : {65536, 384000})
-    for (int k : {1, 8, 16}) {
-      Scene s = make_scene(5, 3, 1, 24, k, rng, Content::kFlat);
-      s.planes[0] = s.planes[1];
-      s.req.lambda_factor = lambda;
-      expect_same_as_twin(s.req);
-    }
+  for_each_still_flat_scene(5, 3, [this](const PictureSearchRequest& req) { expect_same_as_twin(req); });
 }
 
 TEST_F(GpuMeCuda, ZeroCopyMatchesTwin) {
