@@ -15,6 +15,8 @@
 //     mark_padding          the slots stage 2 may read past a batch: invalid keys
 //     for each batch of kBatch = 384 window positions (96 groups of 4 horizontally adjacent ones), the centre's
 //     batch first, then alternately below and above it (batch_at):
+//       batch_key_floor     a floor under the batch's keys: a block none of whose lists' bounds reaches it skips the
+//                           batch
 //       load_step_order     the batch's stage-2 step order (step_order_table, computed on the host)
 //       publish_lists       after the centre batch only: every list's keys >> 33, for pool_bound
 //       load_tile           the reference rows the batch reads, every fetch clamped into the picture (whole
@@ -30,9 +32,10 @@
 //                           and the split bound of the lists' published keys (publish_bound, at the batch's end)
 //         seed_bound        centre batch: the largest key of the K positions nearest the window centre
 //         coset_minima, coset_bound   centre batch: the K-th smallest of 16 disjoint coset minima
-//         screen_batch      16 positions per step against the bound in packed u16 halves; a warp with a possible
-//                           entrant inserts (insert_entrants, or per-lane queues drained by drain_queue for
-//                           K >= kQueueMinK) into the sorted register list (insert_key)
+//         screen_batch      16 positions per step against the bound in packed u16 halves (a warp none of whose
+//                           lists' bounds reaches the batch's key floor skips it); a warp with a possible entrant
+//                           inserts (insert_entrants, or per-lane queues drained by drain_queue for K >= kQueueMinK)
+//                           into the sorted register list (insert_key)
 //     merge_lists           each list thread ranks its keys in the partition's union and places those of rank < K,
 //                           decoded back to (mv, SAD)
 //     write_out             the block's 41 x K candidates to device memory (and the page-locked host buffer)
@@ -846,12 +849,12 @@ GME_UNROLL
 // entrants are queued per lane and the warp inserts all queues together when some lane's queue would overflow and
 // at the end of the batch; between drains the bound is stale (larger), which only lets more positions through.
 template <int K>
-__device__ __forceinline__ uint32_t screen_batch(uint64_t (&best)[K], uint32_t worst, uint32_t floor,
+__device__ __forceinline__ uint32_t screen_batch(uint64_t (&best)[K], uint32_t worst, uint32_t key_floor,
                                                  const uint32_t* row, const uint32_t* half2, const uint64_t* pen,
                                                  const unsigned char* order, int steps, int slice,
                                                  [[maybe_unused]] uint32_t* queue) {
   // No position of the batch can pass any of the warp's lists (batch_key_floor): nothing to read.
-  if (!__any_sync(0xffffffffu, floor <= worst)) return worst;
+  if (!__any_sync(0xffffffffu, key_floor <= worst)) return worst;
   uint32_t w16 = min(worst, 0xffffu);
   [[maybe_unused]] int entries = 0, queued = 0;  // this lane's queue entries and queued positions
   for (int step = 0; step < steps; ++step) {
@@ -974,11 +977,11 @@ GME_UNROLL
     const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
     if (batch < 0 || batch >= num_batches) continue;
     const Batch b = batch_at(a, batch);
-    const uint32_t floor = batch_key_floor(a, m, b);
+    const uint32_t key_floor = batch_key_floor(a, m, b);
     // The previous batch's stage 2 has finished with s.sad, s.pen, s.order and the tile; a batch that no list can
     // take anything from is skipped (the batches after it on its side lie farther out, but their floors are
     // computed alike).
-    if (!__syncthreads_or(lister && floor <= bound)) continue;
+    if (!__syncthreads_or(lister && key_floor <= bound)) continue;
     load_step_order(a, batch, s.order, tid);
     const bool pool = done == 1;  // after the centre batch: the lists pass through s.sad before stage 1 writes it
     if (pool) publish_lists<K>(best, s.sad, tid);
@@ -1003,8 +1006,8 @@ GME_UNROLL
       worst = min(worst, coset_bound<K>(s.tile, list_part));
       if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses the coset minima's memory
     }
-    worst = screen_batch<K>(best, worst, floor, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order),
-                            b.steps, slice, s.tile + tid);
+    worst = screen_batch<K>(best, worst, key_floor, row, half2, s.pen,
+                            reinterpret_cast<const unsigned char*>(s.order), b.steps, slice, s.tile + tid);
     bound = worst;
     publish_bound<K>(best, worst, s.worst + (done & 1) * kWorstFields * kThreads, tid);  // read after two barriers
     ++done;
