@@ -4,15 +4,18 @@
 // pictures resident; the device time of the steady-state call; the integer kernels alone (CUDA events); absolute
 // differences per second against the device's integer peak; and the twin's time and whether it gives the same
 // candidates. Then the sub-pel tables' extra time. Medians after warm-up.
-//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE.yuv FRAME]...
+//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE FRAME]...
 // --clip: the pictures of that width (640 or 1920) are frames FRAME - 1 (the reference) and FRAME (the current one)
-// of a raw 4:2:0 clip instead of the synthetic pair: the kernel's bounds, and so its work, depend on the content.
+// of a clip (raw 4:2:0, y4m or .gz, as lencod reads them) instead of the synthetic pair: the kernel's bounds, and so
+// its work, depend on the content.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include "common/dsp.h"
 #include "common/frame.h"
 #include "common/version.h"
+#include "common/yuv_io.h"
 #include "gpu/gpu_me.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -64,28 +68,21 @@ void make_pictures(int w, int h, Plane& cur, Plane& ref) {
   ref.extend_borders();
 }
 
-// Luma of frames `frame` - 1 and `frame` of a raw 4:2:0 clip of width w and height h into ref and cur, coded_h rows
-// (the rows past h repeat the last, as the encoder pads). Exits with one line on a short or missing file.
-void read_pictures(const std::string& path, int frame, int w, int h, int coded_h, Plane& cur, Plane& ref) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    std::fprintf(stderr, "bench_gpu: --clip: cannot open '%s'\n", path.c_str());
-    std::exit(2);
-  }
-  const long frame_bytes = static_cast<long>(w) * h * 3 / 2;
-  std::vector<uint8_t> luma(static_cast<size_t>(w) * h);
+// Luma of frames `frame` - 1 (the reference) and `frame` (the current one) of a clip, read as lencod reads its input
+// (common/yuv_io.h: raw, y4m or gzip; the coded rows past the visible ones repeat the last). Throws
+// std::runtime_error with one line on a missing, damaged or too short file.
+void read_pictures(const std::string& path, int frame, int w, int h, Plane& cur, Plane& ref) {
+  const std::unique_ptr<FrameReader> reader = open_frame_reader(path, w, h, 0);
+  if (reader->width() != w || reader->height() != h)
+    throw std::runtime_error(path + " is " + std::to_string(reader->width()) + "x" + std::to_string(reader->height()));
+  Frame f;
   Plane* planes[2] = {&ref, &cur};
   for (int i = 0; i < 2; ++i) {
-    if (std::fseek(f, (frame - 1 + i) * frame_bytes, SEEK_SET) != 0 || std::fread(luma.data(), 1, luma.size(), f) != luma.size()) {
-      std::fprintf(stderr, "bench_gpu: --clip: '%s' has no frame %d of %dx%d (4:2:0)\n", path.c_str(), frame - 1 + i, w, h);
-      std::exit(2);
-    }
-    planes[i]->alloc(w, coded_h, kLumaPad);
-    for (int y = 0; y < coded_h; ++y)
-      std::memcpy(planes[i]->row(y), &luma[static_cast<size_t>(std::min(y, h - 1)) * w], static_cast<size_t>(w));
+    if (!reader->read_frame(frame - 1 + i, f))
+      throw std::runtime_error(path + " has no frame " + std::to_string(frame - 1 + i));
+    *planes[i] = f.plane[0];
     planes[i]->extend_borders();
   }
-  std::fclose(f);
 }
 
 // The sub-pel tables (me_interface.h SubpelTable) the encoder asks for with the candidates: the extra time per
@@ -166,7 +163,11 @@ int main(int argc, char** argv) {
   int reps = 30;
   bool twin_all = false, no_twin = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)
-  struct Clip { std::string path; int frame = 0; };
+  struct Clip {
+    std::string path;
+    int frame = 0;
+    Plane cur, ref;
+  };
   Clip clip640, clip1920;  // --clip: real pictures instead of the synthetic pair
   if (argc > 1 && !std::strcmp(argv[1], "--version")) {
     std::printf("bench_gpu %s\n", gme::version_string().c_str());
@@ -187,20 +188,18 @@ int main(int argc, char** argv) {
                      path.c_str(), frame);
         return 2;
       }
-      // Checked here, before anything is printed: the file must hold frames frame - 1 and frame.
-      const long need = (frame + 1L) * w * (w == 640 ? 480 : 1080) * 3 / 2;
-      FILE* f = std::fopen(path.c_str(), "rb");
-      const long have = f && std::fseek(f, 0, SEEK_END) == 0 ? std::ftell(f) : -1;
-      if (f) std::fclose(f);
-      if (have < need) {
-        std::fprintf(stderr, "bench_gpu: --clip %d %s %d: %s\n", w, path.c_str(), frame,
-                     have < 0 ? "cannot read the file" : "the file is too short for that frame (raw 4:2:0 expected)");
+      Clip& c = w == 640 ? clip640 : clip1920;
+      c.path = path;
+      c.frame = frame;
+      try {  // read here, before anything is printed
+        read_pictures(path, frame, w, w == 640 ? 480 : 1080, c.cur, c.ref);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_gpu: --clip %d %s %d: %s\n", w, path.c_str(), frame, e.what());
         return 2;
       }
-      (w == 640 ? clip640 : clip1920) = Clip{path, frame};
     } else {
       std::fprintf(stderr, "bench_gpu: unknown argument '%s' (expected --reps N, --twin-all, --no-twin, "
-                   "--only WIDTH RANGE K, --clip WIDTH FILE.yuv FRAME)\n", argv[i]);
+                   "--only WIDTH RANGE K, --clip WIDTH FILE FRAME)\n", argv[i]);
       return 2;
     }
   }
@@ -242,8 +241,12 @@ int main(int argc, char** argv) {
   for (const Size& sz : sizes) {
     Plane cur, ref;
     const Clip& clip = sz.w == 640 ? clip640 : clip1920;
-    if (clip.path.empty()) make_pictures(sz.w, sz.coded_h, cur, ref);
-    else read_pictures(clip.path, clip.frame, sz.w, sz.h, sz.coded_h, cur, ref);
+    if (clip.path.empty()) {
+      make_pictures(sz.w, sz.coded_h, cur, ref);
+    } else {
+      cur = clip.cur;
+      ref = clip.ref;
+    }
     if (!clip.path.empty() && (!only_w || only_w == sz.w))
       std::printf("%dx%d: frames %d and %d of %s\n", sz.w, sz.h, clip.frame - 1, clip.frame, clip.path.c_str());
     const int mbw = sz.w / 16, mbh = sz.coded_h / 16;
