@@ -7,7 +7,7 @@
 //   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE FRAME]...
 // --clip: the pictures of that width (640 or 1920) are frames FRAME - 1 (the reference) and FRAME (the current one)
 // of a clip (raw 4:2:0, y4m or .gz, as lencod reads them) instead of the synthetic pair: the kernel's bounds, and so
-// its work, depend on the content.
+// its work, depend on the content. The sub-pel tables are timed on the synthetic pair only, in runs without --clip.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -312,6 +312,7 @@ int main(int argc, char** argv) {
       if (identical == "NO") return 1;
     }
   }
-  if (!only_w) bench_subpel_tables(*search, gpu, reps, no_twin);
+  // The sub-pel tables' figures come from the synthetic pair only: a run on clips times the integer search alone.
+  if (!only_w && clip640.path.empty() && clip1920.path.empty()) bench_subpel_tables(*search, gpu, reps, no_twin);
   return 0;
 }
