@@ -187,6 +187,19 @@ inline Geometry geometry(int range) {
   return g;
 }
 
+// The window row of group g, g / groups_per_row, as one multiply-high: with M = ceil(2^31 / d) = (2^31 + e) / d,
+// e < d (M fits 32 bits for d = 1 too), 2g M / 2^32 = g / d + g e / (d 2^31), and the error term stays below 1 / d
+// (so the floor is exact) while g e < 2^31, which holds for every window check_search_request accepts (at
+// SearchRange 128: d = 65 and g < 65 x 257 + kGroups). An integer division by a value known only at run time costs
+// about twenty instructions.
+inline uint32_t row_magic(int groups_per_row) {
+  return static_cast<uint32_t>(((uint64_t{1} << 31) + static_cast<uint64_t>(groups_per_row) - 1) /
+                               static_cast<uint64_t>(groups_per_row));
+}
+__device__ __forceinline__ int row_of_group(int g, uint32_t magic) {
+  return static_cast<int>(__umulhi(2u * static_cast<uint32_t>(g), magic));
+}
+
 // The first batch the kernel visits: the one holding the window centre.
 GME_HOST_DEVICE inline int centre_batch_of(int range, int groups_per_row, int num_batches) {
   const int b = (range * groups_per_row + groups_per_row / 2) / kGroups;
@@ -198,21 +211,30 @@ GME_HOST_DEVICE inline int centre_batch_of(int range, int groups_per_row, int nu
 // positions from the window centre (ties: window order), so the lists hold good keys early and fewer positions
 // pass the screen; then kSeedWords words of seed slots (kSeedWords above); then, from the next multiple of 4 words
 // (spiral_table_offset), the spiral index of every window position, a row of 4 groups_per_row words per window row
-// (0 past the right edge), which stage 1 reads a group's 4 at a time instead of computing them. Depends on the
-// search range only.
+// (0 past the right edge), which stage 1 reads a group's 4 at a time instead of computing them; then
+// (offset_table_offset) the inverse: for each spiral index of the window, its vector offset from the window centre
+// in quarter pels, x in the low 16 bits and y in the high, both signed, which merge_lists reads instead of solving
+// the spiral's rings. Depends on the search range only.
 GME_HOST_DEVICE inline int spiral_table_offset(int num_batches) {
   return (num_batches * kOrderWords + kSeedWords + 3) / 4 * 4;
+}
+GME_HOST_DEVICE inline int offset_table_offset(int num_batches, int win, int groups_per_row) {
+  return spiral_table_offset(num_batches) + win * 4 * groups_per_row;
 }
 
 inline std::vector<uint32_t> step_order_table(int range) {
   const Geometry g = geometry(range);
   const int num_batches = (g.num_groups + kGroups - 1) / kGroups;
   const size_t spiral_at = static_cast<size_t>(spiral_table_offset(num_batches));
-  std::vector<uint32_t> table(spiral_at + static_cast<size_t>(g.win) * 4 * g.groups_per_row, 0);
+  const size_t offsets_at = static_cast<size_t>(offset_table_offset(num_batches, g.win, g.groups_per_row));
+  std::vector<uint32_t> table(offsets_at + static_cast<size_t>(g.win) * g.win, 0);
   for (int wy = 0; wy < g.win; ++wy)
-    for (int xi = 0; xi < g.win; ++xi)
-      table[spiral_at + static_cast<size_t>(wy) * 4 * g.groups_per_row + xi] =
-          static_cast<uint32_t>(spiral_index(xi - range, wy - range));
+    for (int xi = 0; xi < g.win; ++xi) {
+      const int s = spiral_index(xi - range, wy - range);
+      table[spiral_at + static_cast<size_t>(wy) * 4 * g.groups_per_row + xi] = static_cast<uint32_t>(s);
+      table[offsets_at + static_cast<size_t>(s)] = (static_cast<uint32_t>(4 * (xi - range)) & 0xffffu) |
+                                                   (static_cast<uint32_t>(4 * (wy - range)) << 16);
+    }
   {
     const int b = centre_batch_of(range, g.groups_per_row, num_batches);
     const int g0 = b * kGroups, groups = std::min(kGroups, g.num_groups - g0);
@@ -252,11 +274,13 @@ struct KernelArgs {
   int mb_width;
   int mb_first;              // first macroblock of this launch (launches cover runs of macroblock rows)
   int range, win, groups_per_row, num_groups, tile_words;
+  uint32_t row_magic;        // row_of_group's multiplier: ceil(2^31 / groups_per_row)
   int lambda;
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
   const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, the seed slots, the spiral
   int spiral_at;             // where the spiral indices start in order (spiral_table_offset)
+  int offsets_at;            // where their inverse starts (offset_table_offset)
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
@@ -276,6 +300,8 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.tile_words = g.tile_words;
   a.lambda = req.lambda_factor;
   a.spiral_at = spiral_table_offset((g.num_groups + kGroups - 1) / kGroups);
+  a.offsets_at = offset_table_offset((g.num_groups + kGroups - 1) / kGroups, g.win, g.groups_per_row);
+  a.row_magic = row_magic(g.groups_per_row);
   return a;
 }
 
@@ -414,8 +440,8 @@ __device__ __forceinline__ Batch batch_at(const KernelArgs& a, int batch) {
   Batch b;
   b.g0 = batch * kGroups;
   b.groups = min(kGroups, a.num_groups - b.g0);
-  b.wy_first = b.g0 / a.groups_per_row;
-  b.rows = (b.g0 + b.groups - 1) / a.groups_per_row - b.wy_first + 16;
+  b.wy_first = row_of_group(b.g0, a.row_magic);
+  b.rows = row_of_group(b.g0 + b.groups - 1, a.row_magic) - b.wy_first + 16;
   b.steps = (2 * b.groups + kStepPairs - 1) / kStepPairs;
   return b;
 }
@@ -440,7 +466,7 @@ __device__ __forceinline__ int fewest_se_bits(int c, int d0, int d1) {
 // block all of whose lists are so skips the batch: far from the window centre the penalty alone passes the bounds of
 // flat and still macroblocks.
 __device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const Macroblock& m, const Batch& b) {
-  const int wy_last = (b.g0 + b.groups - 1) / a.groups_per_row;
+  const int wy_last = row_of_group(b.g0 + b.groups - 1, a.row_magic);
   const int bits = fewest_se_bits(m.centre.y - m.pred.y, b.wy_first - a.range, wy_last - a.range) +
                    fewest_se_bits(m.centre.x - m.pred.x, -a.range, a.range);
   return static_cast<uint32_t>((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16);
@@ -603,7 +629,7 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
                                        const SharedLayout& s, int tid) {
   if (tid < b.groups) {
     const int g = b.g0 + tid;
-    const int wy = g / a.groups_per_row, gx = g - wy * a.groups_per_row;
+    const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
     uint32_t q01[16], q23[16];
     group_sads(s.tile + (wy - b.wy_first) * a.tile_words + gx, a.tile_words, s.cur, q01, q23);
     store_partitions(q01, s.sad + 2 * tid);
@@ -614,7 +640,7 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
       const int q = tid - kGroups + kPenThreads * j;  // the group's place in the batch
       if (q < b.groups) {
         const int g = b.g0 + q;
-        const int wy = g / a.groups_per_row;
+        const int wy = row_of_group(g, a.row_magic);
         penalty_keys(a, m, wy, g - wy * a.groups_per_row, spiral, s, q);
       } else {
 GME_UNROLL
@@ -899,10 +925,11 @@ GME_UNROLL
 // Each of the 123 list threads places its own keys: the rank of its i-th key in the partition's union is i plus the
 // keys below it in the two other sorted lists (two pointers that only advance), and a key of rank under K is the
 // partition's rank-th candidate (keys are unique, so ranks are; unfilled entries, kEmptyKey, rank K or more). The
-// keys are decoded back to (mv, SAD): the spiral index gives the vector, the recomputed penalty the SAD.
+// keys are decoded back to (mv, SAD): the spiral index gives the vector (offsets: the order table's inverse of the
+// spiral), the recomputed penalty the SAD.
 template <int K>
 __device__ __forceinline__ void merge_lists(const uint64_t (&best)[K], const uint64_t* s_merge, uint2* s_out, int part,
-                                            int slice, const Macroblock& m, int lambda) {
+                                            int slice, const Macroblock& m, int lambda, const uint32_t* offsets) {
   const uint64_t* o1 = s_merge + (part * kSlices + (slice + 1) % kSlices) * K;
   const uint64_t* o2 = s_merge + (part * kSlices + (slice + 2) % kSlices) * K;
   int p1 = 0, p2 = 0;  // keys of o1 / o2 below the current key
@@ -913,9 +940,9 @@ GME_UNROLL
     while (p2 < K && o2[p2] < key) ++p2;
     const int rank = i + p1 + p2;
     if (rank >= K) break;  // and so are the later keys of this list
-    int dx, dy;
-    spiral_offset(static_cast<int>(key & ((1u << kSpiralBits) - 1)), &dx, &dy);
-    const int mvx = m.centre.x + 4 * dx, mvy = m.centre.y + 4 * dy;
+    const uint32_t off = __ldg(offsets + static_cast<uint32_t>(key & ((1u << kSpiralBits) - 1)));
+    const int mvx = m.centre.x + static_cast<int16_t>(off & 0xffffu);
+    const int mvy = m.centre.y + static_cast<int16_t>(off >> 16);
     const uint64_t pen =
         static_cast<uint64_t>(lambda) * static_cast<uint64_t>(se_bits(mvx - m.pred.x) + se_bits(mvy - m.pred.y));
     const uint32_t sad = static_cast<uint32_t>(((key >> kSpiralBits) - pen) >> kLambdaBits);
@@ -1022,7 +1049,7 @@ GME_UNROLL
   }
   __syncthreads();
   uint2* s_out = reinterpret_cast<uint2*>(smem + kNumPartitions * kSlices * K * 8);
-  if (lister) merge_lists<K>(best, s_merge, s_out, part, slice, m, a.lambda);
+  if (lister) merge_lists<K>(best, s_merge, s_out, part, slice, m, a.lambda, a.order + a.offsets_at);
   __syncthreads();
   write_out<K>(a, s_out, m.index, tid);
 }

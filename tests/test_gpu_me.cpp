@@ -802,6 +802,16 @@ TEST(GpuMeKernelOps, SplitBoundNeverCutsThePartitionsTopK) {
   for_each_k<1, 2, 3, 4, 5, 8, 16>([&rng](auto k) { expect_split_bound<decltype(k)::value>(rng); });
 }
 
+TEST(GpuMeKernelOps, RowOfGroupDividesExactly) {
+  // Every group a batch can name (the last batch runs up to kGroups past the window) at every search range.
+  for (int range = 1; range <= 128; ++range) {
+    const Geometry g = geometry(range);
+    const uint32_t magic = row_magic(g.groups_per_row);
+    for (int grp = 0; grp < g.num_groups + kGroups; ++grp)
+      ASSERT_EQ(row_of_group(grp, magic), grp / g.groups_per_row) << "range " << range << " group " << grp;
+  }
+}
+
 TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
   // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
   // (5 for K <= 8: at most 45,670 bytes each) must fit at every search range.
