@@ -278,7 +278,8 @@ struct KernelArgs {
   int lambda;
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
-  const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, the seed slots, the spiral
+  const uint32_t* order;     // step_order_table(range): kOrderWords words per batch, the seed slots, the spiral,
+                             // its inverse
   int spiral_at;             // where the spiral indices start in order (spiral_table_offset)
   int offsets_at;            // where their inverse starts (offset_table_offset)
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
