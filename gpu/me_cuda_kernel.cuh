@@ -924,7 +924,7 @@ GME_UNROLL
 
 // ---- Merge and output ------------------------------------------------------------------------------------------
 // Each of the 123 list threads places its own keys: the rank of its i-th key in the partition's union is i plus the
-// keys below it in the two other sorted lists (two pointers that only advance), and a key of rank under K is the
+// keys below it in the two other lists (counted), and a key of rank under K is the
 // partition's rank-th candidate (keys are unique, so ranks are; unfilled entries, kEmptyKey, rank K or more). The
 // keys are decoded back to (mv, SAD): the spiral index gives the vector (offsets: the order table's inverse of the
 // spiral), the recomputed penalty the SAD.
@@ -933,13 +933,20 @@ __device__ __forceinline__ void merge_lists(const uint64_t (&best)[K], const uin
                                             int slice, const Macroblock& m, int lambda, const uint32_t* offsets) {
   const uint64_t* o1 = s_merge + (part * kSlices + (slice + 1) % kSlices) * K;
   const uint64_t* o2 = s_merge + (part * kSlices + (slice + 2) % kSlices) * K;
-  int p1 = 0, p2 = 0;  // keys of o1 / o2 below the current key
+  // The other lists' keys in registers, loaded at once, and each rank counted by independent compares: a two-pointer
+  // walk through shared memory waits for one load per step, at the end of every block.
+  uint64_t r1[K], r2[K];
+GME_UNROLL
+  for (int j = 0; j < K; ++j) {
+    r1[j] = o1[j];
+    r2[j] = o2[j];
+  }
 GME_UNROLL
   for (int i = 0; i < K; ++i) {
     const uint64_t key = best[i];
-    while (p1 < K && o1[p1] < key) ++p1;
-    while (p2 < K && o2[p2] < key) ++p2;
-    const int rank = i + p1 + p2;
+    int rank = i;
+GME_UNROLL
+    for (int j = 0; j < K; ++j) rank += (r1[j] < key ? 1 : 0) + (r2[j] < key ? 1 : 0);
     if (rank >= K) break;  // and so are the later keys of this list
     const uint32_t off = __ldg(offsets + static_cast<uint32_t>(key & ((1u << kSpiralBits) - 1)));
     const int mvx = m.centre.x + static_cast<int16_t>(off & 0xffffu);
