@@ -924,10 +924,10 @@ GME_UNROLL
 
 // ---- Merge and output ------------------------------------------------------------------------------------------
 // Each of the 123 list threads places its own keys: the rank of its i-th key in the partition's union is i plus the
-// keys below it in the two other lists (counted), and a key of rank under K is the
-// partition's rank-th candidate (keys are unique, so ranks are; unfilled entries, kEmptyKey, rank K or more). The
-// keys are decoded back to (mv, SAD): the spiral index gives the vector (offsets: the order table's inverse of the
-// spiral), the recomputed penalty the SAD.
+// keys below it in the two other lists (counted), and a key of rank under K is the partition's rank-th candidate
+// (keys are unique, so ranks are; unfilled entries, kEmptyKey, rank K or more). The keys are decoded back to (mv,
+// SAD): the spiral index gives the vector (offsets: the order table's inverse of the spiral), the recomputed penalty
+// the SAD.
 template <int K>
 __device__ __forceinline__ void merge_lists(const uint64_t (&best)[K], const uint64_t* s_merge, uint2* s_out, int part,
                                             int slice, const Macroblock& m, int lambda, const uint32_t* offsets) {
