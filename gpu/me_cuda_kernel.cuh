@@ -433,7 +433,8 @@ __device__ __forceinline__ void mark_padding(const SharedLayout& s, int tid) {
 // ---- Batches --------------------------------------------------------------------------------------------------
 struct Batch {
   int g0, groups;        // first group, groups in the batch
-  int wy_first, rows;    // first window row, reference rows of the tile
+  int wy_first, wy_last; // first and last window row
+  int rows;              // reference rows of the tile
   int steps;             // stage-2 steps (kStepPairs pairs each); the same trip count in every lane
 };
 
@@ -442,7 +443,8 @@ __device__ __forceinline__ Batch batch_at(const KernelArgs& a, int batch) {
   b.g0 = batch * kGroups;
   b.groups = min(kGroups, a.num_groups - b.g0);
   b.wy_first = row_of_group(b.g0, a.row_magic);
-  b.rows = row_of_group(b.g0 + b.groups - 1, a.row_magic) - b.wy_first + 16;
+  b.wy_last = row_of_group(b.g0 + b.groups - 1, a.row_magic);
+  b.rows = b.wy_last - b.wy_first + 16;
   b.steps = (2 * b.groups + kStepPairs - 1) / kStepPairs;
   return b;
 }
@@ -467,8 +469,7 @@ __device__ __forceinline__ int fewest_se_bits(int c, int d0, int d1) {
 // block all of whose lists are so skips the batch: far from the window centre the penalty alone passes the bounds of
 // flat and still macroblocks.
 __device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const Macroblock& m, const Batch& b) {
-  const int wy_last = row_of_group(b.g0 + b.groups - 1, a.row_magic);
-  const int bits = fewest_se_bits(m.centre.y - m.pred.y, b.wy_first - a.range, wy_last - a.range) +
+  const int bits = fewest_se_bits(m.centre.y - m.pred.y, b.wy_first - a.range, b.wy_last - a.range) +
                    fewest_se_bits(m.centre.x - m.pred.x, -a.range, a.range);
   return static_cast<uint32_t>((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16);
 }
