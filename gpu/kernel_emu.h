@@ -67,12 +67,15 @@ inline uint32_t ptx_vabsdiff4_add(uint32_t a, uint32_t b, uint32_t c) {
   }
   return c;
 }
-// Hopper's add.u16x2 and min.u16x2 (the kernel compiled with GME_EMU_ARCH >= 900 names them): per 16-bit half.
+// Hopper's add.u16x2, min.u16x2 and max.u16x2 (the kernel compiled with GME_EMU_ARCH >= 900 names them): per 16-bit half.
 inline uint32_t ptx_add_u16x2(uint32_t a, uint32_t b) {
   return ((a + b) & 0xffffu) | ((((a >> 16) + (b >> 16)) & 0xffffu) << 16);
 }
 inline uint32_t ptx_min_u16x2(uint32_t a, uint32_t b) {
   return std::min(a & 0xffffu, b & 0xffffu) | (std::min(a >> 16, b >> 16) << 16);
+}
+inline uint32_t ptx_max_u16x2(uint32_t a, uint32_t b) {
+  return std::max(a & 0xffffu, b & 0xffffu) | (std::max(a >> 16, b >> 16) << 16);
 }
 inline uint32_t ptx_add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) { return ptx_min_u16x2(ptx_add_u16x2(a, b), c); }
 
@@ -89,6 +92,7 @@ class EmuBlock {
     std::vector<char> stack;
     State state = kRun;
     bool pred = false, result = false;
+    unsigned ballot = 0;  // a warp vote's predicates, lane i at bit i
   };
 
   static EmuBlock*& current() {
@@ -138,14 +142,16 @@ class EmuBlock {
       }
       bool released = false;
       for (size_t w = 0; w < fibers_.size(); w += 32) {
-        bool all = true, any = false;
+        bool all = true;
+        unsigned ballot = 0;
         for (size_t l = w; l < w + 32; ++l) {
           all &= fibers_[l].state == kVote;
-          any |= fibers_[l].pred;
+          ballot |= (fibers_[l].pred ? 1u : 0u) << (l - w);
         }
         if (!all) continue;
         for (size_t l = w; l < w + 32; ++l) {
-          fibers_[l].result = any;
+          fibers_[l].result = ballot != 0;
+          fibers_[l].ballot = ballot;
           fibers_[l].state = kRun;
         }
         released = true;
@@ -193,10 +199,25 @@ inline bool __any_sync(unsigned mask, bool pred) {
   return b->fiber().result;
 }
 
+inline unsigned __ballot_sync(unsigned mask, bool pred) {
+  if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp votes are emulated");
+  EmuBlock* b = EmuBlock::current();
+  b->fiber().pred = pred;
+  b->wait(EmuBlock::kVote);
+  b->fiber().pred = false;
+  return b->fiber().ballot;
+}
+
 // A thread runs alone until its next barrier or vote, so a read-modify-write is atomic here as it is in CUDA.
 inline unsigned atomicMin(unsigned* p, unsigned v) {
   const unsigned old = *p;
   if (v < old) *p = v;
+  return old;
+}
+
+inline unsigned atomicMax(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  if (v > old) *p = v;
   return old;
 }
 

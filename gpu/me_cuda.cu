@@ -143,6 +143,7 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
   settle(*victim);  // its staging buffer is about to be refilled
   const size_t bytes = static_cast<size_t>(plane.width) * plane.height;
   victim->pixels.reserve(bytes);
+  victim->sums.reserve(bytes * sizeof(uint16_t));
   victim->staging.reserve(bytes);
   victim->width = plane.width;
   victim->height = plane.height;
@@ -164,10 +165,33 @@ void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) con
   copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
 }
 
-void CudaSearch::send_rows(Resident& r, int y0, int rows) {
+// Rows arrive in order from row 0, so after rows [y0, y0 + rows) the block sums of rows [y0 - 3, y0 + rows - 3) can be
+// made (block_sum_kernel); on the copy stream, so that whatever waits for the rows (an event recorded after this)
+// waits for them too.
+void CudaSearch::send_rows(Resident& r, int y0, int rows, bool with_sums) {
   const size_t off = static_cast<size_t>(y0) * r.width;
   CUDA_CHECK(cudaMemcpyAsync(r.pixels.as<uint8_t>() + off, r.staging.as<uint8_t>() + off,
                              static_cast<size_t>(rows) * r.width, cudaMemcpyHostToDevice, copy_.get()));
+  if (!with_sums) {
+    r.sums_ready = false;
+    return;
+  }
+  if (y0 == 0) r.sums_ready = true;
+  const int s0 = std::max(y0 - 3, 0), s1 = y0 + rows - 3;
+  if (s1 > s0) {
+    block_sum_kernel<<<s1 - s0, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.sums.as<uint16_t>(), r.width,
+                                                               s0);
+    CUDA_CHECK_LAUNCH("block_sum_kernel");
+  }
+}
+
+bool CudaSearch::ensure_sums(Resident& r) {
+  if (r.sums_ready) return false;
+  block_sum_kernel<<<r.height - 3, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.sums.as<uint16_t>(),
+                                                                  r.width, 0);
+  CUDA_CHECK_LAUNCH("block_sum_kernel");
+  r.sums_ready = true;
+  return true;
 }
 
 void CudaSearch::preload(const Plane& plane, int id) {
@@ -188,7 +212,7 @@ void CudaSearch::preload(const Plane& plane, int id) {
     Resident* r = acquire(plane, id, keep, std::max<size_t>(resident_.size(), 3), &pending);
     if (pending.empty()) return;  // already on the device under this id
     stage_rows(*r, plane, 0, plane.height);
-    send_rows(*r, 0, plane.height);
+    send_rows(*r, 0, plane.height, true);
     CUDA_CHECK(cudaEventRecord(r->landed.get(), copy_.get()));
     r->landing = true;
   } catch (const CudaError& e) {
@@ -362,15 +386,16 @@ CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req,
     if (pending.size() > before) {
       Resident& ref = *pending.back();
       stage_rows(ref, *req.refs[r], 0, ref.height);
-      send_rows(ref, 0, ref.height);
+      send_rows(ref, 0, ref.height, true);
       res.refs_sent = true;
     }
+    if (ensure_sums(*res.in_use.back())) res.refs_sent = true;
   }
   // A reference that is this call's current picture (the same id): it cannot wait for the current picture's DMA
   // after the last band, so the whole picture goes now, as a reference does.
   if (res.cur_pending && std::find(res.in_use.begin() + 1, res.in_use.end(), res.in_use[0]) != res.in_use.end()) {
     stage_rows(*res.in_use[0], *req.cur, 0, req.cur->height);
-    send_rows(*res.in_use[0], 0, req.cur->height);
+    send_rows(*res.in_use[0], 0, req.cur->height, true);
     res.cur_pending = false;
     res.refs_sent = true;
   }
@@ -436,6 +461,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     KernelArgs a = kernel_args(req, g);
     a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
     a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
+    a.sums = res.in_use[1 + r]->sums.as<uint16_t>();
     a.mb_first = row0 * req.mb_width;
     a.centre = params + static_cast<size_t>(r) * num_mbs;
     a.pred = params + req.centre.size() + static_cast<size_t>(r) * num_mbs;
@@ -466,7 +492,7 @@ std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequ
     if (res.cur_pending) stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
     launch_integer_band(req, res, band_start, b, c, waits, &launches);
   }
-  if (res.cur_pending) send_rows(cur, 0, req.cur->height);
+  if (res.cur_pending) send_rows(cur, 0, req.cur->height, false);
   if (res.cur_pending || res.refs_sent) CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
   return launches;
 }

@@ -73,9 +73,10 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
         a.rows_sent = fresh ? 0 : a.height;
       } else if (fresh) {
         stage_rows(ref, *req.refs[r], 0, ref.height);
-        send_rows(ref, 0, ref.height);
+        send_rows(ref, 0, ref.height, true);
         a.res.refs_sent = true;
       }
+      if ((!fresh || static_cast<int>(r) != growing) && ensure_sums(ref)) a.res.refs_sent = true;
     }
     if (a.res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
     for (Resident* r : a.res.in_use) settle(*r);
@@ -150,7 +151,7 @@ void CudaSearch::send_ahead_rows(const Plane& plane, int rows) {
   if (rows <= ahead_.rows_sent) return;
   Resident& r = *ahead_.res.in_use[1 + static_cast<size_t>(ahead_.growing)];
   stage_rows(r, plane, ahead_.rows_sent, rows - ahead_.rows_sent);
-  send_rows(r, ahead_.rows_sent, rows - ahead_.rows_sent);
+  send_rows(r, ahead_.rows_sent, rows - ahead_.rows_sent, true);
   CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
   ahead_.rows_event = true;
   ahead_.rows_sent = rows;
@@ -167,7 +168,7 @@ void CudaSearch::send_ahead_current(int rows) {
   if (rows <= ahead_.cur_rows_sent) return;
   Resident& r = *ahead_.res.in_use[0];
   stage_rows(r, *ahead_.req.cur, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
-  send_rows(r, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
+  send_rows(r, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent, false);
   CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
   ahead_.rows_event = true;
   ahead_.cur_rows_sent = rows;

@@ -18,10 +18,8 @@
 //       batch_key_floor     a floor under the batch's keys: a block none of whose lists' bounds reaches it skips the
 //                           batch
 //       load_step_order     the batch's stage-2 step order (step_order_table, computed on the host)
-//       publish_lists       after the centre batch only: every list's keys >> 33, for pool_bound
 //       load_tile           the reference rows the batch reads, every fetch clamped into the picture (whole
 //                           aligned words, one column per thread, where the window allows)
-//       pool_bound          after the centre batch only: the K-th key >> 33 of a partition's 3 lists together
 //       stage 1 (threads 0..95, one group each; beside them threads 96..127, 3 groups each)
 //         group_sads        16 4x4 SADs of the group's 4 positions (VABSDIFF4 on funnel-shifted words)
 //         store_partitions  the 41 partition SADs, two positions per u16 pair, to shared memory
@@ -36,6 +34,11 @@
 //                           lists' bounds reaches the batch's key floor skips it); a warp with a possible entrant
 //                           inserts (insert_entrants, or per-lane queues drained by drain_queue for K >= kQueueMinK)
 //                           into the sorted register list (insert_key)
+//     after the centre batch: pool_bound (the K-th key >> 33 of a partition's 3 lists together), then, where the
+//     window lies inside the picture (window_inside), the sweep instead of the other batches:
+//       group_may_enter     per group of 4 positions, whether a lower bound from 4x4 block sums (block_sum_kernel)
+//                           plus the group's fewest mv bits can reach some partition's bound; the survivors listed
+//       stage1_chunk        every kGroups survivors: SADs and penalty keys, then stage 2 as for a batch
 //     merge_lists           each list thread ranks its keys in the partition's union and places those of rank < K,
 //                           decoded back to (mv, SAD)
 //     write_out             the block's 41 x K candidates to device memory (and the page-locked host buffer)
@@ -157,6 +160,20 @@ constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 constexpr uint64_t kEmptyKey = 0x7FEFFFFFFFFFFFFFull;
 static_assert(kEmptyKey < kInvalidPenKey, "keys of invalid slots must stay out of the lists");
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
+// The sweep's shared words (see sweep below): per partition 0x8000 - its bound in both u16 halves (kSeaParts words),
+// the macroblock's 16 4x4 block sums, each in both halves, and each warp's survivors of a round, by round parity.
+constexpr int kSeaParts = 44;  // 41, rounded up to a multiple of 4
+constexpr int kSeaCurSums = kSeaParts;
+constexpr int kSeaCounts = kSeaCurSums + 16;
+constexpr int kSeaBytes = (kSeaCounts + 2 * 4) * 4;
+static_assert(kSeaBytes % 16 == 0 && kSeaParts >= kNumPartitions, "the tile after the sweep's words stays aligned");
+// A partition bound from which on the sweep's u16 test cannot work (0x8000 - bound must stay positive, and the capped
+// 16x16 lower bound plus it below 2^16): a block with such a bound after its centre batch does not sweep.
+constexpr uint32_t kSeaCap = 0x7fffu;
+// The sweep's list of surviving groups (u16 window group numbers) lives in the tile's memory: at most a chunk's
+// kGroups not yet processed plus a round's kThreads.
+constexpr int kSweepList = kGroups + kThreads;
+static_assert(kSweepList * 2 <= kQueueBytes, "the tile's memory is at least the queue's");
 static_assert(kNumPartitions * (kSlices + 1) * kGpuMaxTopK * 8 <= kSadBytes,
               "merge lists and the staged output reuse the SAD buffer");
 static_assert(kPenSlots - kBatch <= kThreads, "one thread per padding slot");
@@ -181,7 +198,7 @@ inline Geometry geometry(int range) {
   // (kGroups - 1) / G + 2 window rows, each needing 16 reference rows.
   g.tile_words = g.groups_per_row + 4;
   g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
-  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes +
+  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes + kSeaBytes +
            std::max({static_cast<size_t>(g.tile_rows) * g.tile_words * 4, static_cast<size_t>(kQueueBytes),
                      static_cast<size_t>(kCosetBytes)});
   return g;
@@ -270,6 +287,7 @@ inline std::vector<uint32_t> step_order_table(int range) {
 struct KernelArgs {
   const uint8_t* cur;
   const uint8_t* ref;
+  const uint16_t* sums;      // the reference's 4x4 block sums (block_sum_kernel), pitch elements a row
   int pitch, width, height;  // both pictures: no border on the device, pitch = width
   int mb_width;
   int mb_first;              // first macroblock of this launch (launches cover runs of macroblock rows)
@@ -330,6 +348,11 @@ __device__ __forceinline__ uint32_t ptx_min_u16x2(uint32_t a, uint32_t b) {
   asm("min.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 }
+__device__ __forceinline__ uint32_t ptx_max_u16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
 __device__ __forceinline__ uint32_t ptx_add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t d;
   asm("{.reg .b32 t; add.u16x2 t, %1, %2; min.u16x2 %0, t, %3;}" : "=r"(d) : "r"(a), "r"(b), "r"(c));
@@ -360,6 +383,15 @@ __device__ __forceinline__ uint32_t min_u16x2(uint32_t a, uint32_t b) {
 #endif
 }
 
+// Per 16-bit half: |a - b|, as max - min (no half borrows from the other).
+__device__ __forceinline__ uint32_t absdiff_u16x2(uint32_t a, uint32_t b) {
+#if GME_ME_ARCH >= 900
+  return ptx_max_u16x2(a, b) - ptx_min_u16x2(a, b);
+#else
+  return (max(a & 0xffffu, b & 0xffffu) | (max(a >> 16, b >> 16) << 16)) - min_u16x2(a, b);
+#endif
+}
+
 // Per 16-bit half: min((a + b) mod 2^16, c): with the packed u16 instructions one instruction screens two positions.
 __device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
 #if GME_ME_ARCH >= 900
@@ -383,6 +415,7 @@ struct SharedLayout {
   uint32_t* cur;     // the macroblock, 16 rows of 4 words
   uint32_t* worst;   // [2][kThreads]: each list's bound at the end of a batch, by batch parity
   uint32_t* order;   // kOrderWords: the batch's step order
+  uint32_t* sea;     // the sweep's words (kSeaBytes)
   uint32_t* tile;    // the batch's reference rows; in stage 2 the queue or the coset minima
 };
 
@@ -394,7 +427,8 @@ __device__ __forceinline__ SharedLayout shared_layout(unsigned char* smem) {
   s.cur = reinterpret_cast<uint32_t*>(smem + kSadBytes + kPenBytes + kHalfBytes);
   s.worst = s.cur + kCurBytes / 4;
   s.order = s.worst + kWorstBytes / 4;
-  s.tile = s.order + kOrderWords;
+  s.sea = s.order + kOrderWords;
+  s.tile = s.sea + kSeaBytes / 4;
   return s;
 }
 
@@ -497,10 +531,16 @@ __device__ __forceinline__ TileWalk tile_walk(const KernelArgs& a, int tid) {
 // the batch's rows lies inside the picture. Those blocks load whole aligned words, each thread one column of the
 // tile (its walk's first word) every t.dr rows: one load and one store a word instead of the general path's two
 // loads, clamps and shift (the same words: the clamp and shift change nothing there).
+// Whether the batch's tile is whole aligned words inside the picture (load_tile's fast path).
+__device__ __forceinline__ bool tile_inside(const KernelArgs& a, const Macroblock& m, const Batch& b) {
+  const int y0 = m.oy + b.wy_first;
+  return (m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && y0 >= 0 && y0 + b.rows <= a.height;
+}
+
 __device__ __forceinline__ void load_tile(const KernelArgs& a, const Macroblock& m, const Batch& b, const TileWalk& t,
                                           uint32_t* s_tile, int tid) {
   const int y0 = m.oy + b.wy_first;
-  if ((m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && y0 >= 0 && y0 + b.rows <= a.height) {
+  if (tile_inside(a, m, b)) {
     if (tid < t.dr * a.tile_words) {  // t.dr >= 1 (the static_assert above Geometry)
       const uint32_t* src =
           reinterpret_cast<const uint32_t*>(a.ref + static_cast<size_t>(y0 + t.r0) * a.pitch + m.ox) + t.w0;
@@ -535,13 +575,13 @@ GME_UNROLL
 }
 
 // ---- Stage 1 ---------------------------------------------------------------------------------------------------
-// The sixteen 4x4 SADs of the group's 4 positions (window x = 4 gx .. 4 gx + 3 of its row; t = the tile at the
-// group's first word), packed: q01 = positions 0 | 1 << 16, q23 = 2 | 3 << 16 (a 16x16 SAD is at most 65280, so
-// every partition sum of two positions fits u16 pairs). Per reference row, 5 aligned words are read once and
-// funnel-shifted to the 4 byte offsets, so a loaded word serves 4 positions; the current row is one broadcast
-// 16-byte read.
-__device__ __forceinline__ void group_sads(const uint32_t* t, int tile_words, const uint32_t* s_cur,
-                                           uint32_t (&q01)[16], uint32_t (&q23)[16]) {
+// The sixteen 4x4 SADs of the group's 4 positions (window x = 4 gx .. 4 gx + 3 of its row; t = the group's first
+// reference word, in the tile or the picture, rows `words` apart), packed: q01 = positions 0 | 1 << 16, q23 = 2 | 3 <<
+// 16 (a 16x16 SAD is at most 65280, so every partition sum of two positions fits u16 pairs). Per reference row, 5
+// aligned words are read once and funnel-shifted to the 4 byte offsets, so a loaded word serves 4 positions; the
+// current row is one broadcast 16-byte read.
+__device__ __forceinline__ void group_sads(const uint32_t* t, int words, const uint32_t* s_cur, uint32_t (&q01)[16],
+                                           uint32_t (&q23)[16]) {
 GME_UNROLL
   for (int by = 0; by < 4; ++by) {
     uint32_t acc[4][4];
@@ -554,7 +594,7 @@ GME_UNROLL
       const int row = by * 4 + r;
       const uint4 c4 = reinterpret_cast<const uint4*>(s_cur)[row];
       const uint32_t c[4] = {c4.x, c4.y, c4.z, c4.w};
-      const uint32_t* tr = t + row * tile_words;
+      const uint32_t* tr = t + row * words;
       uint32_t w[5];
 GME_UNROLL
       for (int j = 0; j < 5; ++j) w[j] = tr[j];
@@ -651,6 +691,139 @@ GME_UNROLL
           s.half[4 * q + k] = kHalfCap;
         }
       }
+    }
+  }
+}
+
+// ---- The sweep: successive elimination after the centre batch --------------------------------------------------
+// Outside the centre batch most window positions cannot enter any partition's top K, and a lower bound on their SADs
+// says so for much less than computing them: a 4x4 block's SAD is at least the absolute difference of the block's
+// pixel sum and the reference's under it (Li and Salari's successive elimination), so a partition's SAD is at least
+// the sum of those differences over its blocks. After the centre batch, a block whose window lies inside the picture
+// (window_inside) sweeps the rest of its window instead of visiting it batch by batch: in rounds of kThreads groups,
+// every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and the fewest mv
+// bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups of them are
+// computed (SADs straight from the reference, without a tile) and screened as a batch of their own. The
+// bounds are exact (the top of this file), and so are the lower bounds, hence the candidates do not change; what
+// changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window takes
+// a few barriers instead of three a batch. The reference's block sums at every pixel come from block_sum_kernel (once
+// per uploaded picture); a test reads 16 of them for each pair of positions, 4 positions in two words.
+
+// The sums of the 16 pixels at (x..x+3, y..y+3) of a picture (no border, pitch = width) for x <= width - 4 and rows
+// y0 .. y0 + gridDim - 1 (at most height - 4), into a plane of the same pitch; one block a row. Rows y..y+3 must be on
+// the device.
+constexpr int kSumThreads = 128;
+__global__ void __launch_bounds__(kSumThreads, 1) block_sum_kernel(const uint8_t* pic, uint16_t* sums, int width,
+                                                                   int y0) {
+  const int y = y0 + static_cast<int>(blockIdx.x);
+  const uint8_t* row0 = pic + static_cast<size_t>(y) * width;
+  for (int x = static_cast<int>(threadIdx.x); x <= width - 4; x += kSumThreads) {
+    const int xa = x & ~3, shift = 8 * (x & 3);
+    uint32_t sum = 0;
+GME_UNROLL
+    for (int r = 0; r < 4; ++r) {
+      const uint32_t* w = reinterpret_cast<const uint32_t*>(row0 + static_cast<size_t>(r) * width + xa);
+      const uint32_t v = shift ? __funnelshift_r(__ldg(w), __ldg(w + 1), shift) : __ldg(w);  // w + 1 <= x + 3
+      sum = sad4_acc(v, 0u, sum);
+    }
+    sums[static_cast<size_t>(y) * width + x] = static_cast<uint16_t>(sum);
+  }
+}
+
+// The macroblock's 16 block sums, each in both u16 halves, to s.sea (once, after s.cur is written).
+__device__ __forceinline__ void macroblock_block_sums(const uint32_t* s_cur, uint32_t* s_sea, int tid) {
+  if (tid < 16) {
+    uint32_t sum = 0;
+GME_UNROLL
+    for (int r = 0; r < 4; ++r) sum = sad4_acc(s_cur[(4 * (tid >> 2) + r) * 4 + (tid & 3)], 0u, sum);
+    s_sea[kSeaCurSums + tid] = sum * 0x10001u;
+  }
+}
+
+// acc = min(acc, lower bound of p + 0x8000 - bound of p) per u16 half (two positions) over the partitions inside 8x8
+// block b8, whose 4x4 blocks' lower bounds are a, b (top) and c, d; returns the 8x8 lower bound. e: the partitions'
+// words (the tree of store_partitions).
+__device__ __forceinline__ uint32_t sea_quadrant(uint32_t a, uint32_t b, uint32_t c, uint32_t d, const uint32_t* e,
+                                                 int b8, uint32_t& acc) {
+  acc = add_min_u16x2(a, e[kPart4x4 + 4 * b8 + 0], acc);
+  acc = add_min_u16x2(b, e[kPart4x4 + 4 * b8 + 1], acc);
+  acc = add_min_u16x2(c, e[kPart4x4 + 4 * b8 + 2], acc);
+  acc = add_min_u16x2(d, e[kPart4x4 + 4 * b8 + 3], acc);
+  acc = add_min_u16x2(a + b, e[kPart8x4 + 2 * b8 + 0], acc);
+  acc = add_min_u16x2(c + d, e[kPart8x4 + 2 * b8 + 1], acc);
+  acc = add_min_u16x2(a + c, e[kPart4x8 + 2 * b8 + 0], acc);
+  acc = add_min_u16x2(b + d, e[kPart4x8 + 2 * b8 + 1], acc);
+  const uint32_t s8 = a + b + c + d;
+  acc = add_min_u16x2(s8, e[kPart8x8 + b8], acc);
+  return s8;
+}
+
+// The same for the partitions of two or four 8x8 blocks; the 16x16 lower bound capped at 2^15 - 1.
+__device__ __forceinline__ void sea_macroblock(const uint32_t (&s8)[4], const uint32_t* e, uint32_t& acc) {
+  const uint32_t top = s8[0] + s8[1], bottom = s8[2] + s8[3];
+  acc = add_min_u16x2(top, e[kPart16x8 + 0], acc);
+  acc = add_min_u16x2(bottom, e[kPart16x8 + 1], acc);
+  acc = add_min_u16x2(s8[0] + s8[2], e[kPart8x16 + 0], acc);
+  acc = add_min_u16x2(s8[1] + s8[3], e[kPart8x16 + 1], acc);
+  acc = add_min_u16x2(min_u16x2(top + bottom, 0x7fff7fffu), e[kPart16x16], acc);
+}
+
+// Whether the whole window lies inside the picture at aligned words (a group reads words gx .. gx + 4 of 16 rows).
+__device__ __forceinline__ bool window_inside(const KernelArgs& a, const Macroblock& m) {
+  return (m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && m.oy >= 0 &&
+         m.oy + a.win + 15 <= a.height;
+}
+
+// Whether any position of window group g may be in some partition's top K: for some partition p, (lower bound of its
+// SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with
+// every term below 2^16 (bounds below kSeaCap, the 16x16 lower bound capped: a smaller lower bound only keeps more).
+__device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macroblock& m, int g, const uint32_t* s_sea) {
+  const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
+  const int bits = se_bits(m.centre.y + 4 * (wy - a.range) - m.pred.y) +
+                   fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
+  const uint32_t pen = static_cast<uint32_t>(
+      min((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16, static_cast<uint64_t>(0x8000u)));
+  const uint16_t* at = a.sums + static_cast<size_t>(m.oy + wy) * a.pitch + m.ox + 4 * gx;
+  uint32_t acc = ~0u, s01[4], s23[4];  // positions 0 and 1, 2 and 3
+GME_UNROLL
+  for (int b8 = 0; b8 < 4; ++b8) {  // a quadrant at a time: few registers live beside the lists
+    uint32_t l01[4], l23[4];
+GME_UNROLL
+    for (int j = 0; j < 4; ++j) {  // its 4x4 blocks in raster order
+      const int i = (b8 >> 1) * 8 + (b8 & 1) * 2 + (j >> 1) * 4 + (j & 1);
+      const uint2 ref = __ldg(reinterpret_cast<const uint2*>(at + static_cast<size_t>(4 * (i >> 2)) * a.pitch) + (i & 3));
+      const uint32_t cur = s_sea[kSeaCurSums + i];
+      l01[j] = absdiff_u16x2(ref.x, cur);
+      l23[j] = absdiff_u16x2(ref.y, cur);
+    }
+    s01[b8] = sea_quadrant(l01[0], l01[1], l01[2], l01[3], s_sea, b8, acc);
+    s23[b8] = sea_quadrant(l23[0], l23[1], l23[2], l23[3], s_sea, b8, acc);
+  }
+  sea_macroblock(s01, s_sea, acc);
+  sea_macroblock(s23, s_sea, acc);
+  return min(acc & 0xffffu, acc >> 16) <= 0x8000u - pen;
+}
+
+// Stage 1 of a sweep chunk: thread t < n takes listed group list[t] into batch slot t, its SADs straight from the
+// reference (whole words: the window lies inside the picture) and its penalty keys; the threads after it mark the
+// slots the chunk's last stage-2 step reads invalid.
+__device__ __forceinline__ void stage1_chunk(const KernelArgs& a, const Macroblock& m, const SharedLayout& s,
+                                             const uint16_t* list, int n, int steps, int tid) {
+  if (tid < n) {
+    const int g = list[tid];
+    const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
+    const uint32_t* ref =
+        reinterpret_cast<const uint32_t*>(a.ref + static_cast<size_t>(m.oy + wy) * a.pitch + m.ox) + gx;
+    uint32_t q01[16], q23[16];
+    group_sads(ref, a.pitch / 4, s.cur, q01, q23);
+    store_partitions(q01, s.sad + 2 * tid);
+    store_partitions(q23, s.sad + 2 * tid + 1);
+    penalty_keys(a, m, wy, gx, a.order + a.spiral_at, s, tid);
+  } else if (tid < steps * kStepPairs / 2) {
+GME_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      s.pen[4 * tid + k] = kInvalidPenKey;
+      s.half[4 * tid + k] = kHalfCap;
     }
   }
 }
@@ -1000,9 +1173,25 @@ GME_UNROLL
   for (int i = 0; i < K; ++i) best[i] = kEmptyKey;
   // What the first batch reads: no bound.
   for (int f = 0; f < kWorstFields; ++f) s.worst[(kWorstFields + f) * kThreads + tid] = ~0u;
+  if (tid < kSeaParts) s.sea[tid] = 0;  // no partition bound for the sweep yet
   int done = 0;                   // batches processed: selects the s.worst half to write
   uint32_t pooled = ~0u;          // pool_bound after the centre batch
   uint32_t bound = ~0u;           // this list's bound after the last batch it screened
+
+  const uint32_t* row = s.sad + list_part * kSadRow;
+  const uint32_t* half2 = reinterpret_cast<const uint32_t*>(s.half);  // u16 pairs, as the SAD pairs
+  // A batch's (or a sweep chunk's) bound from what the lists published at the end of the previous one.
+  auto previous_bound = [&]() {
+    return list_bound<K>(best, pooled, s.worst + ((done & 1) ^ 1) * kWorstFields * kThreads + kSlices * list_part);
+  };
+  // Stage 2 of a batch or sweep chunk, whose slots stage 1 filled, from bound `worst`.
+  auto screen = [&](uint32_t worst, uint32_t key_floor, int steps) {
+    worst = screen_batch<K>(best, worst, key_floor, row, half2, s.pen, reinterpret_cast<const unsigned char*>(s.order),
+                            steps, slice, s.tile + tid);
+    bound = worst;
+    publish_bound<K>(best, worst, s.worst + (done & 1) * kWorstFields * kThreads, tid);  // read after two barriers
+    ++done;
+  };
 
   // Batches in order of distance from the window centre: the mv penalty grows away from the centre and good
   // matches cluster near it, so the lists fill with good keys early and later positions rarely pass the screen.
@@ -1010,6 +1199,51 @@ GME_UNROLL
   const int num_batches = (a.num_groups + kGroups - 1) / kGroups;
   const int centre_batch = centre_batch_of(a.range, a.groups_per_row, num_batches);
   for (int i = 0; i < 2 * num_batches; ++i) {
+    if (i == 1) {  // after the centre batch: the pooled bound, then the sweep where the block can
+      __syncthreads();  // stage 2 is done with s.sad
+      publish_lists<K>(best, s.sad, tid);
+      __syncthreads();
+      pooled = pool_bound<K>(s.sad + kSlices * list_part);
+      const uint32_t pb = min(bound, pooled);
+      if (lister && pb < kSeaCap) atomicMax(s.sea + part, (0x8000u - pb) * 0x10001u);  // the smallest of the 3
+      if (!__syncthreads_or(lister && pb >= kSeaCap) && window_inside(a, m)) {  // uniform
+        if (tid < kOrderWords) s.order[tid] = 0x03020100u + 0x04040404u * static_cast<uint32_t>(tid);  // in turn
+        uint16_t* list = reinterpret_cast<uint16_t*>(s.tile);
+        const int centre_first = centre_batch * kGroups;  // the centre batch's groups are done
+        int listed = 0;  // listed groups not yet processed, the same in every thread
+        const int rounds = (a.num_groups + kThreads - 1) / kThreads;
+        for (int r = 0; r < rounds; ++r) {
+          const int g = r * kThreads + tid;
+          const bool keep = g < a.num_groups && (g < centre_first || g >= centre_first + kGroups) &&
+                            group_may_enter(a, m, g, s.sea);
+          const unsigned mask = __ballot_sync(0xffffffffu, keep);
+          uint32_t* counts = s.sea + kSeaCounts + 4 * (r & 1);  // by parity: a warp may write the next round's
+          if ((tid & 31) == 0) counts[tid >> 5] = static_cast<uint32_t>(__popc(mask));
+          __syncthreads();
+          int at = listed;
+          for (int w = 0; w < kThreads / 32; ++w) {
+            const int c = static_cast<int>(counts[w]);
+            at += w < (tid >> 5) ? c : 0;
+            listed += c;
+          }
+          if (keep) list[at + __popc(mask & ((1u << (tid & 31)) - 1u))] = static_cast<uint16_t>(g);
+          // Whole chunks of kGroups listed groups, and at the end what is left.
+          while (listed >= kGroups || (r == rounds - 1 && listed > 0)) {
+            __syncthreads();  // the list is written
+            const int chunk = min(listed, kGroups), rest = listed - chunk;
+            const int steps = (2 * chunk + kStepPairs - 1) / kStepPairs;
+            stage1_chunk(a, m, s, list, chunk, steps, tid);
+            const uint16_t carry = tid < rest ? list[kGroups + tid] : 0;  // stage 2's queues overwrite the list
+            __syncthreads();
+            screen(previous_bound(), 0u, steps);
+            __syncthreads();  // stage 2 is done with s.sad and the tile's memory
+            if (tid < rest) list[tid] = carry;
+            listed = rest;
+          }
+        }
+        break;
+      }
+    }
     const int batch = centre_batch + ((i & 1) ? (i + 1) / 2 : -(i / 2));
     if (batch < 0 || batch >= num_batches) continue;
     const Batch b = batch_at(a, batch);
@@ -1019,34 +1253,21 @@ GME_UNROLL
     // computed alike).
     if (!__syncthreads_or(lister && key_floor <= bound)) continue;
     load_step_order(a, batch, s.order, tid);
-    const bool pool = done == 1;  // after the centre batch: the lists pass through s.sad before stage 1 writes it
-    if (pool) publish_lists<K>(best, s.sad, tid);
     load_tile(a, m, b, walk, s.tile, tid);
     __syncthreads();
-    if (pool) {
-      pooled = pool_bound<K>(s.sad + kSlices * list_part);
-      __syncthreads();  // stage 1 overwrites s.sad
-    }
-
     stage1(a, m, b, s, tid);
     __syncthreads();
 
-    const uint32_t* row = s.sad + list_part * kSadRow;
-    const uint32_t* half2 = reinterpret_cast<const uint32_t*>(s.half);  // u16 pairs, as the SAD pairs
-    uint32_t worst =
-        list_bound<K>(best, pooled, s.worst + ((done & 1) ^ 1) * kWorstFields * kThreads + kSlices * list_part);
+    uint32_t worst = previous_bound();
     if (done == 0) {  // the centre batch; uniform, so its barriers are too
+      macroblock_block_sums(s.cur, s.sea, tid);
       worst = min(worst, seed_bound<K>(a, num_batches, row, s.pen));
       coset_minima(row, half2, slice, b.steps, s.tile, tid);
       __syncthreads();
       worst = min(worst, coset_bound<K>(s.tile, list_part));
       if constexpr (K >= kQueueMinK) __syncthreads();  // the queue reuses the coset minima's memory
     }
-    worst = screen_batch<K>(best, worst, key_floor, row, half2, s.pen,
-                            reinterpret_cast<const unsigned char*>(s.order), b.steps, slice, s.tile + tid);
-    bound = worst;
-    publish_bound<K>(best, worst, s.worst + (done & 1) * kWorstFields * kThreads, tid);  // read after two barriers
-    ++done;
+    screen(worst, key_floor, b.steps);
   }
 
   // Merge the 3 sorted lists of each partition through shared memory (the SAD buffer), then write out.
