@@ -150,7 +150,6 @@ class EmuBlock {
         }
         if (!all) continue;
         for (size_t l = w; l < w + 32; ++l) {
-          fibers_[l].result = ballot != 0;
           fibers_[l].ballot = ballot;
           fibers_[l].state = kRun;
         }
@@ -190,15 +189,6 @@ inline int __syncthreads_or(int pred) {
   return b->fiber().result ? 1 : 0;
 }
 
-inline bool __any_sync(unsigned mask, bool pred) {
-  if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp votes are emulated");
-  EmuBlock* b = EmuBlock::current();
-  b->fiber().pred = pred;
-  b->wait(EmuBlock::kVote);
-  b->fiber().pred = false;
-  return b->fiber().result;
-}
-
 inline unsigned __ballot_sync(unsigned mask, bool pred) {
   if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp votes are emulated");
   EmuBlock* b = EmuBlock::current();
@@ -207,6 +197,8 @@ inline unsigned __ballot_sync(unsigned mask, bool pred) {
   b->fiber().pred = false;
   return b->fiber().ballot;
 }
+
+inline bool __any_sync(unsigned mask, bool pred) { return __ballot_sync(mask, pred) != 0; }
 
 // A thread runs alone until its next barrier or vote, so a read-modify-write is atomic here as it is in CUDA.
 inline unsigned atomicMin(unsigned* p, unsigned v) {
