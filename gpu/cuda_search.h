@@ -105,7 +105,8 @@ class CudaSearch final : public GpuPictureSearch {
     uint64_t last_use = 0;
     DeviceBuffer pixels;
     DeviceBuffer sums;     // its 4x4 block sums (block_sum_kernel), made as a reference's rows arrive
-    bool sums_ready = false;  // the sums are those of its pixels (rows sent as a current picture have none)
+    DeviceBuffer padded;   // the picture with a replicated border (pad_kernel), made with the sums
+    bool sums_ready = false;  // sums and padded are those of its pixels (rows sent as a current picture have neither)
     PinnedBuffer staging;
     Event landed;          // recorded after a preload()'s copy
     bool landing = false;  // a preload()'s copy may still be under way: wait for `landed` before use or reuse
@@ -220,10 +221,10 @@ class CudaSearch final : public GpuPictureSearch {
   // Copies rows [y0, y0 + rows) of `src` into r's page-locked staging buffer, without the plane's border; then
   // send_rows() queues their DMA to r's device copy on the copy stream.
   void stage_rows(Resident& r, const Plane& src, int y0, int rows) const;
-  // with_sums: the block sums of the rows too (a reference's; a current picture needs none).
+  // with_sums: the block sums and the padded copy of the rows too (a reference's; a current picture needs neither).
   void send_rows(Resident& r, int y0, int rows, bool with_sums);
-  // A resident picture about to serve as a reference without its block sums (sent as a current picture): queues them
-  // on the copy stream and returns true (its kernels must wait for the copy stream, as for a reference sent).
+  // A resident picture about to serve as a reference without its block sums and padded copy (sent as a current
+  // picture): queues them on the copy stream and returns true (its kernels must wait for the copy stream, as for a reference sent).
   bool ensure_sums(Resident& r);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
                                  unsigned flags = cudaEventDefault);

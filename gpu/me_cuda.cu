@@ -144,7 +144,8 @@ CudaSearch::Resident* CudaSearch::acquire(const Plane& plane, int id, const std:
   settle(*victim);  // its staging buffer is about to be refilled
   const size_t bytes = static_cast<size_t>(plane.width) * plane.height;
   victim->pixels.reserve(bytes);
-  victim->sums.reserve(bytes * sizeof(uint16_t));
+  victim->sums.reserve(sum_plane_elements(plane.width, plane.height) * sizeof(uint16_t));
+  victim->padded.reserve(sum_plane_elements(plane.width, plane.height));
   victim->staging.reserve(bytes);
   victim->width = plane.width;
   victim->height = plane.height;
@@ -166,9 +167,10 @@ void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) con
   copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
 }
 
-// Rows arrive in order from row 0, so after rows [y0, y0 + rows) the block sums of rows [y0 - 3, y0 + rows - 3) can be
-// made (block_sum_kernel); on the copy stream, so that whatever waits for the rows (an event recorded after this)
-// waits for them too.
+// Rows arrive in order from row 0, so after rows [y0, y0 + rows) the padded copy of those rows (pad_kernel) and the
+// block sums of rows [y0 - 3, y0 + rows - 3) can be made (block_sum_kernel), the border above the picture with the
+// first rows and the border below with the last; on the copy stream, so that whatever waits for the rows (an event
+// recorded after this) waits for them too.
 void CudaSearch::send_rows(Resident& r, int y0, int rows, bool with_sums) {
   const size_t off = static_cast<size_t>(y0) * r.width;
   CUDA_CHECK(cudaMemcpyAsync(r.pixels.as<uint8_t>() + off, r.staging.as<uint8_t>() + off,
@@ -178,18 +180,27 @@ void CudaSearch::send_rows(Resident& r, int y0, int rows, bool with_sums) {
     return;
   }
   if (y0 == 0) r.sums_ready = true;
-  const int s0 = std::max(y0 - 3, 0), s1 = y0 + rows - 3;
+  // The border's rows above the picture come with its first rows, those below with its last.
+  const bool last = y0 + rows == r.height;
+  const int p0 = y0 == 0 ? -kSumBorder : y0, p1 = last ? r.height + kSumBorder : y0 + rows;
+  pad_kernel<<<p1 - p0, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.padded.as<uint8_t>() + sum_origin(r.width),
+                                                       r.width, r.height, p0);
+  CUDA_CHECK_LAUNCH("pad_kernel");
+  const int s0 = y0 == 0 ? -kSumBorder : y0 - 3, s1 = last ? r.height + kSumBorder - 3 : y0 + rows - 3;
   if (s1 > s0) {
-    block_sum_kernel<<<s1 - s0, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.sums.as<uint16_t>(), r.width,
-                                                               s0);
+    block_sum_kernel<<<s1 - s0, kSumThreads, 0, copy_.get()>>>(
+        r.pixels.as<uint8_t>(), r.sums.as<uint16_t>() + sum_origin(r.width), r.width, r.height, s0);
     CUDA_CHECK_LAUNCH("block_sum_kernel");
   }
 }
 
 bool CudaSearch::ensure_sums(Resident& r) {
   if (r.sums_ready) return false;
-  block_sum_kernel<<<r.height - 3, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.sums.as<uint16_t>(),
-                                                                  r.width, 0);
+  pad_kernel<<<r.height + 2 * kSumBorder, kSumThreads, 0, copy_.get()>>>(
+      r.pixels.as<uint8_t>(), r.padded.as<uint8_t>() + sum_origin(r.width), r.width, r.height, -kSumBorder);
+  CUDA_CHECK_LAUNCH("pad_kernel");
+  block_sum_kernel<<<r.height + 2 * kSumBorder - 3, kSumThreads, 0, copy_.get()>>>(
+      r.pixels.as<uint8_t>(), r.sums.as<uint16_t>() + sum_origin(r.width), r.width, r.height, -kSumBorder);
   CUDA_CHECK_LAUNCH("block_sum_kernel");
   r.sums_ready = true;
   return true;
@@ -390,7 +401,6 @@ CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req,
       send_rows(ref, 0, ref.height, true);
       res.refs_sent = true;
     }
-    if (ensure_sums(*res.in_use.back())) res.refs_sent = true;
   }
   // A reference that is this call's current picture (the same id): it cannot wait for the current picture's DMA
   // after the last band, so the whole picture goes now, as a reference does.
@@ -400,6 +410,9 @@ CudaSearch::Residency CudaSearch::make_resident(const PictureSearchRequest& req,
     res.cur_pending = false;
     res.refs_sent = true;
   }
+  // After that case: a reference's sums come from the pixels it holds now.
+  for (size_t r = 1; r < res.in_use.size(); ++r)
+    if (ensure_sums(*res.in_use[r])) res.refs_sent = true;
   if (res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
   for (Resident* r : res.in_use) settle(*r);  // a preloaded reference: the kernels (other streams) read it
   return res;
@@ -462,7 +475,8 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     KernelArgs a = kernel_args(req, g);
     a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
     a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
-    a.sums = res.in_use[1 + r]->sums.as<uint16_t>();
+    a.sums = res.in_use[1 + r]->sums.as<uint16_t>() + sum_origin(res.in_use[1 + r]->width);
+    a.padded = res.in_use[1 + r]->padded.as<uint8_t>() + sum_origin(res.in_use[1 + r]->width);
     a.mb_first = row0 * req.mb_width;
     a.centre = params + static_cast<size_t>(r) * num_mbs;
     a.pred = params + req.centre.size() + static_cast<size_t>(r) * num_mbs;

@@ -287,7 +287,8 @@ inline std::vector<uint32_t> step_order_table(int range) {
 struct KernelArgs {
   const uint8_t* cur;
   const uint8_t* ref;
-  const uint16_t* sums;      // the reference's 4x4 block sums (block_sum_kernel), pitch elements a row
+  const uint16_t* sums;      // the reference's 4x4 block sums at (0, 0) (block_sum_kernel), sum_pitch(width) a row
+  const uint8_t* padded;     // the reference with a replicated border at (0, 0) (pad_kernel), sum_pitch(width) a row
   int pitch, width, height;  // both pictures: no border on the device, pitch = width
   int mb_width;
   int mb_first;              // first macroblock of this launch (launches cover runs of macroblock rows)
@@ -709,24 +710,61 @@ GME_UNROLL
 // a few barriers instead of three a batch. The reference's block sums at every pixel come from block_sum_kernel (once
 // per uploaded picture); a test reads 16 of them for each pair of positions, 4 positions in two words.
 
-// The sums of the 16 pixels at (x..x+3, y..y+3) of a picture (no border, pitch = width) for x <= width - 4 and rows
-// y0 .. y0 + gridDim - 1 (at most height - 4), into a plane of the same pitch; one block a row. Rows y..y+3 must be on
-// the device.
+// The sums of the 16 pixels at (x..x+3, y..y+3) of a picture (no border, pitch = width), every pixel fetch clamped
+// into the picture, for -kSumBorder <= x <= width + kSumBorder - 4 and rows y0 .. y0 + gridDim - 1 (from -kSumBorder
+// to height + kSumBorder - 4); sums points at (0, 0) of a plane whose rows are sum_pitch(width) apart. One block a row.
+// The rows the sums reach (clamped) must be on the device.
 constexpr int kSumThreads = 128;
+constexpr int kSumBorder = 64;  // covers the windows at the picture's edges up to SearchRange 48 about a zero centre
+GME_HOST_DEVICE inline int sum_pitch(int width) { return width + 2 * kSumBorder; }
+GME_HOST_DEVICE inline size_t sum_plane_elements(int width, int height) {
+  return static_cast<size_t>(sum_pitch(width)) * static_cast<size_t>(height + 2 * kSumBorder);
+}
+GME_HOST_DEVICE inline size_t sum_origin(int width) {
+  return static_cast<size_t>(kSumBorder) * static_cast<size_t>(sum_pitch(width)) + kSumBorder;
+}
 __global__ void __launch_bounds__(kSumThreads, 1) block_sum_kernel(const uint8_t* pic, uint16_t* sums, int width,
-                                                                   int y0) {
+                                                                   int height, int y0) {
   const int y = y0 + static_cast<int>(blockIdx.x);
-  const uint8_t* row0 = pic + static_cast<size_t>(y) * width;
-  for (int x = static_cast<int>(threadIdx.x); x <= width - 4; x += kSumThreads) {
-    const int xa = x & ~3, shift = 8 * (x & 3);
+  const bool rows_inside = y >= 0 && y + 4 <= height;
+  uint16_t* out = sums + static_cast<ptrdiff_t>(y) * sum_pitch(width);
+  for (int x = static_cast<int>(threadIdx.x) - kSumBorder; x <= width + kSumBorder - 4; x += kSumThreads) {
     uint32_t sum = 0;
+    if (rows_inside && x >= 0 && x + 4 <= width) {
+      const int xa = x & ~3, shift = 8 * (x & 3);
 GME_UNROLL
-    for (int r = 0; r < 4; ++r) {
-      const uint32_t* w = reinterpret_cast<const uint32_t*>(row0 + static_cast<size_t>(r) * width + xa);
-      const uint32_t v = shift ? __funnelshift_r(__ldg(w), __ldg(w + 1), shift) : __ldg(w);  // w + 1 <= x + 3
-      sum = sad4_acc(v, 0u, sum);
+      for (int r = 0; r < 4; ++r) {
+        const uint32_t* w = reinterpret_cast<const uint32_t*>(pic + static_cast<size_t>(y + r) * width + xa);
+        const uint32_t v = shift ? __funnelshift_r(__ldg(w), __ldg(w + 1), shift) : __ldg(w);  // w + 1 <= x + 3
+        sum = sad4_acc(v, 0u, sum);
+      }
+    } else {
+      for (int r = 0; r < 4; ++r) {
+        const uint8_t* row = pic + static_cast<size_t>(min(max(y + r, 0), height - 1)) * width;
+        for (int k = 0; k < 4; ++k) sum += row[min(max(x + k, 0), width - 1)];
+      }
     }
-    sums[static_cast<size_t>(y) * width + x] = static_cast<uint16_t>(sum);
+    out[x] = static_cast<uint16_t>(sum);
+  }
+}
+
+// Rows y0 .. y0 + gridDim - 1 (from -kSumBorder to height + kSumBorder - 1) of the picture with a replicated border
+// of kSumBorder pels, `padded` pointing at its (0, 0), rows sum_pitch(width) bytes apart; one block a row, a word a
+// thread at a time.
+__global__ void __launch_bounds__(kSumThreads, 1) pad_kernel(const uint8_t* pic, uint8_t* padded, int width,
+                                                             int height, int y0) {
+  const int y = y0 + static_cast<int>(blockIdx.x);
+  const uint8_t* row = pic + static_cast<size_t>(min(max(y, 0), height - 1)) * width;
+  uint32_t* out = reinterpret_cast<uint32_t*>(padded + static_cast<ptrdiff_t>(y) * sum_pitch(width) - kSumBorder);
+  for (int w = static_cast<int>(threadIdx.x); w < sum_pitch(width) / 4; w += kSumThreads) {
+    const int x = 4 * w - kSumBorder;
+    uint32_t v = 0;
+    if (x >= 0 && x + 4 <= width) {
+      v = __ldg(reinterpret_cast<const uint32_t*>(row + x));
+    } else {
+      for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(row[min(max(x + k, 0), width - 1)]) << (8 * k);
+    }
+    out[w] = v;
   }
 }
 
@@ -774,6 +812,12 @@ __device__ __forceinline__ bool window_inside(const KernelArgs& a, const Macrobl
          m.oy + a.win + 15 <= a.height;
 }
 
+// Whether the block sums and the padded reference cover the whole window at aligned words.
+__device__ __forceinline__ bool window_summed(const KernelArgs& a, const Macroblock& m) {
+  return (m.ox & 3) == 0 && m.ox >= -kSumBorder && m.ox + 4 * a.tile_words <= a.width + kSumBorder &&
+         m.oy >= -kSumBorder && m.oy + a.win + 15 <= a.height + kSumBorder;
+}
+
 // Whether any position of window group g may be in some partition's top K: for some partition p, (lower bound of its
 // SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with
 // every term below 2^16 (bounds below kSeaCap, the 16x16 lower bound capped: a smaller lower bound only keeps more).
@@ -783,7 +827,8 @@ __device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macro
                    fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
   const uint32_t pen = static_cast<uint32_t>(
       min((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16, static_cast<uint64_t>(0x8000u)));
-  const uint16_t* at = a.sums + static_cast<size_t>(m.oy + wy) * a.pitch + m.ox + 4 * gx;
+  const int pitch = sum_pitch(a.width);
+  const uint16_t* at = a.sums + ((m.oy + wy) * pitch + m.ox + 4 * gx);
   uint32_t acc = ~0u, s01[4], s23[4];  // positions 0 and 1, 2 and 3
 GME_UNROLL
   for (int b8 = 0; b8 < 4; ++b8) {  // a quadrant at a time: few registers live beside the lists
@@ -791,7 +836,7 @@ GME_UNROLL
 GME_UNROLL
     for (int j = 0; j < 4; ++j) {  // its 4x4 blocks in raster order
       const int i = (b8 >> 1) * 8 + (b8 & 1) * 2 + (j >> 1) * 4 + (j & 1);
-      const uint2 ref = __ldg(reinterpret_cast<const uint2*>(at + static_cast<size_t>(4 * (i >> 2)) * a.pitch) + (i & 3));
+      const uint2 ref = __ldg(reinterpret_cast<const uint2*>(at + 4 * (i >> 2) * pitch) + (i & 3));
       const uint32_t cur = s_sea[kSeaCurSums + i];
       l01[j] = absdiff_u16x2(ref.x, cur);
       l23[j] = absdiff_u16x2(ref.y, cur);
@@ -812,10 +857,10 @@ __device__ __forceinline__ void stage1_chunk(const KernelArgs& a, const Macroblo
   if (tid < n) {
     const int g = list[tid];
     const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
-    const uint32_t* ref =
-        reinterpret_cast<const uint32_t*>(a.ref + static_cast<size_t>(m.oy + wy) * a.pitch + m.ox) + gx;
+    const uint32_t* ref = reinterpret_cast<const uint32_t*>(
+                              a.padded + ((m.oy + wy) * sum_pitch(a.width) + m.ox)) + gx;
     uint32_t q01[16], q23[16];
-    group_sads(ref, a.pitch / 4, s.cur, q01, q23);
+    group_sads(ref, sum_pitch(a.width) / 4, s.cur, q01, q23);
     store_partitions(q01, s.sad + 2 * tid);
     store_partitions(q23, s.sad + 2 * tid + 1);
     penalty_keys(a, m, wy, gx, a.order + a.spiral_at, s, tid);
@@ -1206,7 +1251,7 @@ GME_UNROLL
       pooled = pool_bound<K>(s.sad + kSlices * list_part);
       const uint32_t pb = min(bound, pooled);
       if (lister && pb < kSeaCap) atomicMax(s.sea + part, (0x8000u - pb) * 0x10001u);  // the smallest of the 3
-      if (!__syncthreads_or(lister && pb >= kSeaCap) && window_inside(a, m)) {  // uniform
+      if (!__syncthreads_or(lister && pb >= kSeaCap) && window_summed(a, m)) {  // uniform
         if (tid < kOrderWords) s.order[tid] = 0x03020100u + 0x04040404u * static_cast<uint32_t>(tid);  // in turn
         uint16_t* list = reinterpret_cast<uint16_t*>(s.tile);
         const int centre_first = centre_batch * kGroups;  // the centre batch's groups are done

@@ -32,9 +32,18 @@ inline std::vector<uint8_t> strip(const Plane& p) {
 // block_sum_kernel's launch for a picture sent in one piece (CudaSearch::send_rows()); what the kernel does not write
 // (the last 3 columns and rows) poisoned.
 inline std::vector<uint16_t> emulated_block_sums(const std::vector<uint8_t>& pic, int width, int height) {
-  std::vector<uint16_t> sums(static_cast<size_t>(width) * height, 0xA5A5u);
-  emu_launch(height - 3, kSumThreads, [&] { block_sum_kernel(pic.data(), sums.data(), width, 0); });
+  std::vector<uint16_t> sums(sum_plane_elements(width, height), 0xA5A5u);
+  emu_launch(height + 2 * kSumBorder - 3, kSumThreads,
+             [&] { block_sum_kernel(pic.data(), sums.data() + sum_origin(width), width, height, -kSumBorder); });
   return sums;
+}
+
+// pad_kernel's launch for a picture sent in one piece.
+inline std::vector<uint8_t> emulated_padded(const std::vector<uint8_t>& pic, int width, int height) {
+  std::vector<uint8_t> padded(sum_plane_elements(width, height), 0xA5u);
+  emu_launch(height + 2 * kSumBorder, kSumThreads,
+             [&] { pad_kernel(pic.data(), padded.data() + sum_origin(width), width, height, -kSumBorder); });
+  return padded;
 }
 
 template <int K = 1>
@@ -56,6 +65,7 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
   for (int r = 0; r < num_refs; ++r) {
     const std::vector<uint8_t> ref = strip(*req.refs[r]);
     const std::vector<uint16_t> sums = emulated_block_sums(ref, req.refs[r]->width, req.refs[r]->height);
+    const std::vector<uint8_t> padded = emulated_padded(ref, req.refs[r]->width, req.refs[r]->height);
     std::vector<short2> centre(num_mbs), pred(num_mbs);
     for (int mb = 0; mb < num_mbs; ++mb) {
       const MV c = req.centre[static_cast<size_t>(r) * num_mbs + mb], p = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];
@@ -66,7 +76,8 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
     KernelArgs a = kernel_args(req, g);
     a.cur = cur.data();
     a.ref = ref.data();
-    a.sums = sums.data();
+    a.sums = sums.data() + sum_origin(req.refs[r]->width);
+    a.padded = padded.data() + sum_origin(req.refs[r]->width);
     a.mb_first = 0;
     a.centre = centre.data();
     a.pred = pred.data();

@@ -718,12 +718,12 @@ TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
       for (uint8_t& v : pic) v = static_cast<uint8_t>(fill < 0 ? rng() & 255u : static_cast<unsigned>(fill));
       const std::vector<uint16_t> sums = emulated_block_sums(pic, w, h);
       int bad = 0;
-      for (int y = 0; y <= h - 4; ++y)
-        for (int x = 0; x <= w - 4; ++x) {
+      for (int y = -kSumBorder; y <= h + kSumBorder - 4; ++y)
+        for (int x = -kSumBorder; x <= w + kSumBorder - 4; ++x) {
           int want = 0;
           for (int r = 0; r < 4; ++r)
-            for (int k = 0; k < 4; ++k) want += pic[static_cast<size_t>(y + r) * w + x + k];
-          const int got = sums[static_cast<size_t>(y) * w + x];
+            for (int k = 0; k < 4; ++k) want += pic[static_cast<size_t>(clip3(0, h - 1, y + r)) * w + clip3(0, w - 1, x + k)];
+          const int got = sums[sum_origin(w) + static_cast<size_t>(static_cast<ptrdiff_t>(y) * sum_pitch(w) + x)];
           if (got != want && ++bad <= 3) ADD_FAILURE() << w << "x" << h << " fill " << fill << " at (" << x << ", " << y << "): " << got << " vs " << want;
         }
       EXPECT_EQ(bad, 0) << w << "x" << h << " fill " << fill;
