@@ -35,7 +35,7 @@
 //                           inserts (insert_entrants, or per-lane queues drained by drain_queue for K >= kQueueMinK)
 //                           into the sorted register list (insert_key)
 //     after the centre batch: pool_bound (the K-th key >> 33 of a partition's 3 lists together), then, where the
-//     window lies inside the picture (window_inside), the sweep instead of the other batches:
+//     window lies within the padded reference (window_summed), the sweep instead of the other batches:
 //       group_may_enter     per group of 4 positions, whether a lower bound from 4x4 block sums (block_sum_kernel)
 //                           plus the group's fewest mv bits can reach some partition's bound; the survivors listed
 //       stage1_chunk        every kGroups survivors: SADs and penalty keys, then stage 2 as for a batch
@@ -700,15 +700,16 @@ GME_UNROLL
 // Outside the centre batch most window positions cannot enter any partition's top K, and a lower bound on their SADs
 // says so for much less than computing them: a 4x4 block's SAD is at least the absolute difference of the block's
 // pixel sum and the reference's under it (Li and Salari's successive elimination), so a partition's SAD is at least
-// the sum of those differences over its blocks. After the centre batch, a block whose window lies inside the picture
-// (window_inside) sweeps the rest of its window instead of visiting it batch by batch: in rounds of kThreads groups,
+// the sum of those differences over its blocks. After the centre batch, a block whose window lies within the padded
+// reference (window_summed) sweeps the rest of its window instead of visiting it batch by batch: in rounds of kThreads groups,
 // every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and the fewest mv
 // bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups of them are
-// computed (SADs straight from the reference, without a tile) and screened as a batch of their own. The
+// computed (SADs straight from the padded reference, without a tile) and screened as a batch of their own. The
 // bounds are exact (the top of this file), and so are the lower bounds, hence the candidates do not change; what
 // changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window takes
-// a few barriers instead of three a batch. The reference's block sums at every pixel come from block_sum_kernel (once
-// per uploaded picture); a test reads 16 of them for each pair of positions, 4 positions in two words.
+// a few barriers instead of three a batch. The reference's block sums at every pixel come from block_sum_kernel and
+// its copy with a replicated border from pad_kernel (once per uploaded picture), so that windows at the picture's
+// edges sweep too, reading whole words; a test reads 16 sums for each pair of positions, 4 positions in two words.
 
 // The sums of the 16 pixels at (x..x+3, y..y+3) of a picture (no border, pitch = width), every pixel fetch clamped
 // into the picture, for -kSumBorder <= x <= width + kSumBorder - 4 and rows y0 .. y0 + gridDim - 1 (from -kSumBorder
@@ -806,13 +807,8 @@ __device__ __forceinline__ void sea_macroblock(const uint32_t (&s8)[4], const ui
   acc = add_min_u16x2(min_u16x2(top + bottom, 0x7fff7fffu), e[kPart16x16], acc);
 }
 
-// Whether the whole window lies inside the picture at aligned words (a group reads words gx .. gx + 4 of 16 rows).
-__device__ __forceinline__ bool window_inside(const KernelArgs& a, const Macroblock& m) {
-  return (m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && m.oy >= 0 &&
-         m.oy + a.win + 15 <= a.height;
-}
-
-// Whether the block sums and the padded reference cover the whole window at aligned words.
+// Whether the block sums and the padded reference cover the whole window at aligned words (a group reads words
+// gx .. gx + 4 of 16 rows).
 __device__ __forceinline__ bool window_summed(const KernelArgs& a, const Macroblock& m) {
   return (m.ox & 3) == 0 && m.ox >= -kSumBorder && m.ox + 4 * a.tile_words <= a.width + kSumBorder &&
          m.oy >= -kSumBorder && m.oy + a.win + 15 <= a.height + kSumBorder;
@@ -850,7 +846,7 @@ GME_UNROLL
 }
 
 // Stage 1 of a sweep chunk: thread t < n takes listed group list[t] into batch slot t, its SADs straight from the
-// reference (whole words: the window lies inside the picture) and its penalty keys; the threads after it mark the
+// padded reference (whole words: the window lies within it) and its penalty keys; the threads after it mark the
 // slots the chunk's last stage-2 step reads invalid.
 __device__ __forceinline__ void stage1_chunk(const KernelArgs& a, const Macroblock& m, const SharedLayout& s,
                                              const uint16_t* list, int n, int steps, int tid) {

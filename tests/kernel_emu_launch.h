@@ -29,8 +29,8 @@ inline std::vector<uint8_t> strip(const Plane& p) {
   return v;
 }
 
-// block_sum_kernel's launch for a picture sent in one piece (CudaSearch::send_rows()); what the kernel does not write
-// (the last 3 columns and rows) poisoned.
+// block_sum_kernel's launch for a picture sent in one piece (CudaSearch::send_rows()), border included; what the kernel
+// does not write (the border's last 3 columns and rows) poisoned.
 inline std::vector<uint16_t> emulated_block_sums(const std::vector<uint8_t>& pic, int width, int height) {
   std::vector<uint16_t> sums(sum_plane_elements(width, height), 0xA5A5u);
   emu_launch(height + 2 * kSumBorder - 3, kSumThreads,
