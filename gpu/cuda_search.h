@@ -224,7 +224,8 @@ class CudaSearch final : public GpuPictureSearch {
   // with_sums: the block sums and the padded copy of the rows too (a reference's; a current picture needs neither).
   void send_rows(Resident& r, int y0, int rows, bool with_sums);
   // A resident picture about to serve as a reference without its block sums and padded copy (sent as a current
-  // picture): queues them on the copy stream and returns true (its kernels must wait for the copy stream, as for a reference sent).
+  // picture): queues them on the copy stream and returns true (its kernels must wait for the copy stream, as for a
+  // reference sent).
   bool ensure_sums(Resident& r);
   static const Event& pool_event(std::vector<std::unique_ptr<Event>>& pool, size_t i,
                                  unsigned flags = cudaEventDefault);

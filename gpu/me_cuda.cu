@@ -183,24 +183,25 @@ void CudaSearch::send_rows(Resident& r, int y0, int rows, bool with_sums) {
   // The border's rows above the picture come with its first rows, those below with its last.
   const bool last = y0 + rows == r.height;
   const int p0 = y0 == 0 ? -kSumBorder : y0, p1 = last ? r.height + kSumBorder : y0 + rows;
-  pad_kernel<<<p1 - p0, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), r.padded.as<uint8_t>() + sum_origin(r.width),
-                                                       r.width, r.height, p0);
+  uint8_t* padded = r.padded.as<uint8_t>() + sum_origin(r.width);
+  pad_kernel<<<p1 - p0, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), padded, r.width, r.height, p0);
   CUDA_CHECK_LAUNCH("pad_kernel");
   const int s0 = y0 == 0 ? -kSumBorder : y0 - 3, s1 = last ? r.height + kSumBorder - 3 : y0 + rows - 3;
   if (s1 > s0) {
-    block_sum_kernel<<<s1 - s0, kSumThreads, 0, copy_.get()>>>(
-        r.pixels.as<uint8_t>(), r.sums.as<uint16_t>() + sum_origin(r.width), r.width, r.height, s0);
+    block_sum_kernel<<<s1 - s0, kSumThreads, 0, copy_.get()>>>(padded, r.sums.as<uint16_t>() + sum_origin(r.width),
+                                                               r.width, s0);
     CUDA_CHECK_LAUNCH("block_sum_kernel");
   }
 }
 
 bool CudaSearch::ensure_sums(Resident& r) {
   if (r.sums_ready) return false;
-  pad_kernel<<<r.height + 2 * kSumBorder, kSumThreads, 0, copy_.get()>>>(
-      r.pixels.as<uint8_t>(), r.padded.as<uint8_t>() + sum_origin(r.width), r.width, r.height, -kSumBorder);
+  uint8_t* padded = r.padded.as<uint8_t>() + sum_origin(r.width);
+  pad_kernel<<<r.height + 2 * kSumBorder, kSumThreads, 0, copy_.get()>>>(r.pixels.as<uint8_t>(), padded, r.width,
+                                                                         r.height, -kSumBorder);
   CUDA_CHECK_LAUNCH("pad_kernel");
   block_sum_kernel<<<r.height + 2 * kSumBorder - 3, kSumThreads, 0, copy_.get()>>>(
-      r.pixels.as<uint8_t>(), r.sums.as<uint16_t>() + sum_origin(r.width), r.width, r.height, -kSumBorder);
+      padded, r.sums.as<uint16_t>() + sum_origin(r.width), r.width, -kSumBorder);
   CUDA_CHECK_LAUNCH("block_sum_kernel");
   r.sums_ready = true;
   return true;

@@ -701,20 +701,19 @@ GME_UNROLL
 // says so for much less than computing them: a 4x4 block's SAD is at least the absolute difference of the block's
 // pixel sum and the reference's under it (Li and Salari's successive elimination), so a partition's SAD is at least
 // the sum of those differences over its blocks. After the centre batch, a block whose window lies within the padded
-// reference (window_summed) sweeps the rest of its window instead of visiting it batch by batch: in rounds of kThreads groups,
-// every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and the fewest mv
-// bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups of them are
-// computed (SADs straight from the padded reference, without a tile) and screened as a batch of their own. The
-// bounds are exact (the top of this file), and so are the lower bounds, hence the candidates do not change; what
-// changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window takes
-// a few barriers instead of three a batch. The reference's block sums at every pixel come from block_sum_kernel and
-// its copy with a replicated border from pad_kernel (once per uploaded picture), so that windows at the picture's
+// reference (window_summed) sweeps the rest of its window instead of visiting it batch by batch: in rounds of
+// kThreads groups, every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and
+// the fewest mv bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups
+// of them are computed (SADs straight from the padded reference, without a tile) and screened as a batch of their
+// own. The bounds are exact (the top of this file), and so are the lower bounds, hence the candidates do not change;
+// what changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window
+// takes a few barriers instead of three a batch. The reference's copy with a replicated border (pad_kernel) and its
+// block sums at every pixel (block_sum_kernel) are made once per uploaded picture, so that windows at the picture's
 // edges sweep too, reading whole words; a test reads 16 sums for each pair of positions, 4 positions in two words.
 
-// The sums of the 16 pixels at (x..x+3, y..y+3) of a picture (no border, pitch = width), every pixel fetch clamped
-// into the picture, for -kSumBorder <= x <= width + kSumBorder - 4 and rows y0 .. y0 + gridDim - 1 (from -kSumBorder
-// to height + kSumBorder - 4); sums points at (0, 0) of a plane whose rows are sum_pitch(width) apart. One block a row.
-// The rows the sums reach (clamped) must be on the device.
+// The reference's copy with a replicated border (pad_kernel) and its 4x4 block sums (block_sum_kernel, read from that
+// copy) span x from -kSumBorder to width + kSumBorder - 1 and y from -kSumBorder to height + kSumBorder - 1 (the sums
+// to 4 less), rows sum_pitch(width) elements apart; the pointers the kernels take point at (0, 0).
 constexpr int kSumThreads = 128;
 constexpr int kSumBorder = 64;  // covers the windows at the picture's edges up to SearchRange 48 about a zero centre
 GME_HOST_DEVICE inline int sum_pitch(int width) { return width + 2 * kSumBorder; }
@@ -724,26 +723,20 @@ GME_HOST_DEVICE inline size_t sum_plane_elements(int width, int height) {
 GME_HOST_DEVICE inline size_t sum_origin(int width) {
   return static_cast<size_t>(kSumBorder) * static_cast<size_t>(sum_pitch(width)) + kSumBorder;
 }
-__global__ void __launch_bounds__(kSumThreads, 1) block_sum_kernel(const uint8_t* pic, uint16_t* sums, int width,
-                                                                   int height, int y0) {
-  const int y = y0 + static_cast<int>(blockIdx.x);
-  const bool rows_inside = y >= 0 && y + 4 <= height;
-  uint16_t* out = sums + static_cast<ptrdiff_t>(y) * sum_pitch(width);
+// The sums of the 16 pixels at (x..x+3, y..y+3) of the padded copy for every x of the row and rows y0 .. y0 + gridDim
+// - 1; one block a row. The copy's rows y0 .. y0 + gridDim + 2 must be made.
+__global__ void __launch_bounds__(kSumThreads, 1) block_sum_kernel(const uint8_t* padded, uint16_t* sums, int width,
+                                                                   int y0) {
+  const int y = y0 + static_cast<int>(blockIdx.x), pitch = sum_pitch(width);
+  uint16_t* out = sums + static_cast<ptrdiff_t>(y) * pitch;
   for (int x = static_cast<int>(threadIdx.x) - kSumBorder; x <= width + kSumBorder - 4; x += kSumThreads) {
+    const int xa = x & ~3, shift = 8 * (x & 3);  // whole words: the copy's origin and pitch are multiples of 4
     uint32_t sum = 0;
-    if (rows_inside && x >= 0 && x + 4 <= width) {
-      const int xa = x & ~3, shift = 8 * (x & 3);
 GME_UNROLL
-      for (int r = 0; r < 4; ++r) {
-        const uint32_t* w = reinterpret_cast<const uint32_t*>(pic + static_cast<size_t>(y + r) * width + xa);
-        const uint32_t v = shift ? __funnelshift_r(__ldg(w), __ldg(w + 1), shift) : __ldg(w);  // w + 1 <= x + 3
-        sum = sad4_acc(v, 0u, sum);
-      }
-    } else {
-      for (int r = 0; r < 4; ++r) {
-        const uint8_t* row = pic + static_cast<size_t>(min(max(y + r, 0), height - 1)) * width;
-        for (int k = 0; k < 4; ++k) sum += row[min(max(x + k, 0), width - 1)];
-      }
+    for (int r = 0; r < 4; ++r) {
+      const uint32_t* w = reinterpret_cast<const uint32_t*>(padded + static_cast<ptrdiff_t>(y + r) * pitch + xa);
+      const uint32_t v = shift ? __funnelshift_r(__ldg(w), __ldg(w + 1), shift) : __ldg(w);  // w + 1 <= x + 3
+      sum = sad4_acc(v, 0u, sum);
     }
     out[x] = static_cast<uint16_t>(sum);
   }

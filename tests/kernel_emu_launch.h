@@ -29,21 +29,21 @@ inline std::vector<uint8_t> strip(const Plane& p) {
   return v;
 }
 
-// block_sum_kernel's launch for a picture sent in one piece (CudaSearch::send_rows()), border included; what the kernel
-// does not write (the border's last 3 columns and rows) poisoned.
-inline std::vector<uint16_t> emulated_block_sums(const std::vector<uint8_t>& pic, int width, int height) {
-  std::vector<uint16_t> sums(sum_plane_elements(width, height), 0xA5A5u);
-  emu_launch(height + 2 * kSumBorder - 3, kSumThreads,
-             [&] { block_sum_kernel(pic.data(), sums.data() + sum_origin(width), width, height, -kSumBorder); });
-  return sums;
-}
-
-// pad_kernel's launch for a picture sent in one piece.
+// pad_kernel's launch for a picture sent in one piece (CudaSearch::send_rows()).
 inline std::vector<uint8_t> emulated_padded(const std::vector<uint8_t>& pic, int width, int height) {
   std::vector<uint8_t> padded(sum_plane_elements(width, height), 0xA5u);
   emu_launch(height + 2 * kSumBorder, kSumThreads,
              [&] { pad_kernel(pic.data(), padded.data() + sum_origin(width), width, height, -kSumBorder); });
   return padded;
+}
+
+// block_sum_kernel's launch on that copy; what the kernel does not write (the border's last 3 columns and rows)
+// poisoned.
+inline std::vector<uint16_t> emulated_block_sums(const std::vector<uint8_t>& padded, int width, int height) {
+  std::vector<uint16_t> sums(sum_plane_elements(width, height), 0xA5A5u);
+  emu_launch(height + 2 * kSumBorder - 3, kSumThreads,
+             [&] { block_sum_kernel(padded.data() + sum_origin(width), sums.data() + sum_origin(width), width, -kSumBorder); });
+  return sums;
 }
 
 template <int K = 1>
@@ -64,8 +64,8 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
   const std::vector<uint32_t> order = step_order_table(req.search_range);
   for (int r = 0; r < num_refs; ++r) {
     const std::vector<uint8_t> ref = strip(*req.refs[r]);
-    const std::vector<uint16_t> sums = emulated_block_sums(ref, req.refs[r]->width, req.refs[r]->height);
     const std::vector<uint8_t> padded = emulated_padded(ref, req.refs[r]->width, req.refs[r]->height);
+    const std::vector<uint16_t> sums = emulated_block_sums(padded, req.refs[r]->width, req.refs[r]->height);
     std::vector<short2> centre(num_mbs), pred(num_mbs);
     for (int mb = 0; mb < num_mbs; ++mb) {
       const MV c = req.centre[static_cast<size_t>(r) * num_mbs + mb], p = req.penalty_pred[static_cast<size_t>(r) * num_mbs + mb];

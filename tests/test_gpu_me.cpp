@@ -708,15 +708,16 @@ TEST_P(KernelEmu, MatchesTwinAtLargeRanges) {
   expect_matches_twin(make_scene(1, 1, 1, 128, 4, rng, Content::kNoise).req);
 }
 
-// block_sum_kernel (emulated, one launch over the whole picture) against plain sums, at every position and on random
-// pictures and the extremes (all 0, all 255: the largest sum, 4080).
+// pad_kernel and block_sum_kernel (emulated, one launch each over the whole picture) against plain sums of the
+// picture with its edges replicated, at every position of the border too, on random pictures and the extremes (all 0,
+// all 255: the largest sum, 4080).
 TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
   std::mt19937 rng(4080);
   for (int fill : {-1, 0, 255})
     for (const auto& [w, h] : {std::pair<int, int>{16, 16}, {48, 32}, {80, 48}}) {
       std::vector<uint8_t> pic(static_cast<size_t>(w) * h);
       for (uint8_t& v : pic) v = static_cast<uint8_t>(fill < 0 ? rng() & 255u : static_cast<unsigned>(fill));
-      const std::vector<uint16_t> sums = emulated_block_sums(pic, w, h);
+      const std::vector<uint16_t> sums = emulated_block_sums(emulated_padded(pic, w, h), w, h);
       int bad = 0;
       for (int y = -kSumBorder; y <= h + kSumBorder - 4; ++y)
         for (int x = -kSumBorder; x <= w + kSumBorder - 4; ++x) {
