@@ -3,8 +3,8 @@
 //
 // One call, in the order of search_on_device()'s stages:
 //   send_step_order  stage 2's step order, when the search range changed
-//   make_resident    every reference on the device with its 4x4 block sums (block_sum_kernel, made on the copy
-//                    stream with its rows): found by its id (the encoder preloads each reconstruction, so this is
+//   make_resident    every reference on the device with its padded copy and 4x4 block sums (pad_kernel and
+//                    block_sum_kernel, made on the copy stream with its rows): found by its id (the encoder preloads each reconstruction, so this is
 //                    its case), or sent whole now, its kernels waiting for the copy
 //   stage_params     window centres and predictors into page-locked memory, which the kernels read over PCIe
 //   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture staged into
