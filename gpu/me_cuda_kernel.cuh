@@ -524,6 +524,12 @@ __device__ __forceinline__ TileWalk tile_walk(const KernelArgs& a, int tid) {
   return t;
 }
 
+// Whether the batch's tile is whole aligned words inside the picture (load_tile's fast path).
+__device__ __forceinline__ bool tile_inside(const KernelArgs& a, const Macroblock& m, const Batch& b) {
+  const int y0 = m.oy + b.wy_first;
+  return (m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && y0 >= 0 && y0 + b.rows <= a.height;
+}
+
 // Tile word (r, w) = reference bytes x = ox + 4w .. +3 of row oy + wy_first + r, each fetch clamped into the picture:
 // unbounded edge replication, whatever the vector.
 //
@@ -532,12 +538,6 @@ __device__ __forceinline__ TileWalk tile_walk(const KernelArgs& a, int tid) {
 // the batch's rows lies inside the picture. Those blocks load whole aligned words, each thread one column of the
 // tile (its walk's first word) every t.dr rows: one load and one store a word instead of the general path's two
 // loads, clamps and shift (the same words: the clamp and shift change nothing there).
-// Whether the batch's tile is whole aligned words inside the picture (load_tile's fast path).
-__device__ __forceinline__ bool tile_inside(const KernelArgs& a, const Macroblock& m, const Batch& b) {
-  const int y0 = m.oy + b.wy_first;
-  return (m.ox & 3) == 0 && m.ox >= 0 && m.ox + 4 * a.tile_words <= a.width && y0 >= 0 && y0 + b.rows <= a.height;
-}
-
 __device__ __forceinline__ void load_tile(const KernelArgs& a, const Macroblock& m, const Batch& b, const TileWalk& t,
                                           uint32_t* s_tile, int tid) {
   const int y0 = m.oy + b.wy_first;
@@ -577,10 +577,10 @@ GME_UNROLL
 
 // ---- Stage 1 ---------------------------------------------------------------------------------------------------
 // The sixteen 4x4 SADs of the group's 4 positions (window x = 4 gx .. 4 gx + 3 of its row; t = the group's first
-// reference word, in the tile or the picture, rows `words` apart), packed: q01 = positions 0 | 1 << 16, q23 = 2 | 3 <<
-// 16 (a 16x16 SAD is at most 65280, so every partition sum of two positions fits u16 pairs). Per reference row, 5
-// aligned words are read once and funnel-shifted to the 4 byte offsets, so a loaded word serves 4 positions; the
-// current row is one broadcast 16-byte read.
+// reference word, in the tile or the padded reference, rows `words` apart), packed: q01 = positions 0 | 1 << 16,
+// q23 = 2 | 3 << 16 (a 16x16 SAD is at most 65280, so every partition sum of two positions fits u16 pairs). Per
+// reference row, 5 aligned words are read once and funnel-shifted to the 4 byte offsets, so a loaded word serves 4
+// positions; the current row is one broadcast 16-byte read.
 __device__ __forceinline__ void group_sads(const uint32_t* t, int words, const uint32_t* s_cur, uint32_t (&q01)[16],
                                            uint32_t (&q23)[16]) {
 GME_UNROLL
