@@ -1270,6 +1270,8 @@ GME_UNROLL
             const uint16_t carry = tid < rest ? list[kGroups + tid] : 0;  // stage 2's queues overwrite the list
             __syncthreads();
             screen(previous_bound(), 0u, steps);
+            // The tests of the rounds left take the lists' new bounds.
+            if (lister && bound < kSeaCap) atomicMax(s.sea + part, (0x8000u - bound) * 0x10001u);
             __syncthreads();  // stage 2 is done with s.sad and the tile's memory
             if (tid < rest) list[tid] = carry;
             listed = rest;
