@@ -1246,12 +1246,19 @@ GME_UNROLL
         const int centre_first = centre_batch * kGroups;  // the centre batch's groups are done
         int listed = 0;  // listed groups not yet processed, the same in every thread
         const int rounds = (a.num_groups + kThreads - 1) / kThreads;
-        for (int r = 0; r < rounds; ++r) {
+        // Rounds from the centre batch outwards, alternately below and above it, so that the bounds the chunks
+        // tighten meet the farther rows.
+        const int centre_round = min((centre_first + kGroups / 2) / kThreads, rounds - 1);
+        int visited = 0;
+        for (int n = 0; visited < rounds; ++n) {
+          const int r = centre_round + ((n & 1) ? (n + 1) / 2 : -(n / 2));
+          if (r < 0 || r >= rounds) continue;
+          const bool last_round = ++visited == rounds;
           const int g = r * kThreads + tid;
           const bool keep = g < a.num_groups && (g < centre_first || g >= centre_first + kGroups) &&
                             group_may_enter(a, m, g, s.sea);
           const unsigned mask = __ballot_sync(0xffffffffu, keep);
-          uint32_t* counts = s.sea + kSeaCounts + 4 * (r & 1);  // by parity: a warp may write the next round's
+          uint32_t* counts = s.sea + kSeaCounts + 4 * (visited & 1);  // by parity: a warp may write the next round's
           if ((tid & 31) == 0) counts[tid >> 5] = static_cast<uint32_t>(__popc(mask));
           __syncthreads();
           int at = listed;
@@ -1262,7 +1269,7 @@ GME_UNROLL
           }
           if (keep) list[at + __popc(mask & ((1u << (tid & 31)) - 1u))] = static_cast<uint16_t>(g);
           // Whole chunks of kGroups listed groups, and at the end what is left.
-          while (listed >= kGroups || (r == rounds - 1 && listed > 0)) {
+          while (listed >= kGroups || (last_round && listed > 0)) {
             __syncthreads();  // the list is written
             const int chunk = min(listed, kGroups), rest = listed - chunk;
             const int steps = (2 * chunk + kStepPairs - 1) / kStepPairs;
