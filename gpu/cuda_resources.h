@@ -42,6 +42,7 @@ class DeviceBuffer {
     size_ = n;
   }
   template <typename T> T* as() const { return static_cast<T*>(p_); }
+  size_t size() const { return size_; }
 
  private:
   void* p_ = nullptr;

@@ -176,6 +176,9 @@ class CudaSearch final : public GpuPictureSearch {
   bool send_step_order(int range);
   void stage_params(const PictureSearchRequest& req, CallSlot& c);
   void reserve_outputs(const PictureSearchRequest& req);
+  // After a call's integer launches: cost_order_kernel on their costs, for the next call with the same bands.
+  void queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start, size_t launches,
+                        CallSlot& c);
   std::vector<Launch> launch_bands(const PictureSearchRequest& req, const Residency& res,
                                    const std::vector<int>& band_start, bool order_sent, CallSlot& c);
   // Band b's integer kernels, one per reference, appended to *launches; each stream first waits for `waits`.
@@ -252,6 +255,16 @@ class CudaSearch final : public GpuPictureSearch {
   Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
   Stream join_;  // waits for every launch and upload of a call, then records its slot's `end`
   Event ev_order_;
+  // The launch order (gpu/cost_order.h): each call's integer kernels write their macroblocks' cycles to d_cost_;
+  // after them cost_order_kernel ranks them band by band into d_slot_mb_ (on order_, then ev_cost_order_), and the
+  // next call with the same bands launches in that order. Every integer launch after an order kernel waits for it
+  // (it reads d_cost_, which they write).
+  Stream order_;
+  Event ev_cost_order_;
+  DeviceBuffer d_cost_, d_slot_mb_;
+  bool cost_order_queued_ = false;     // an order kernel was launched: ev_cost_order_ is recorded
+  int cost_order_width_ = 0;           // the macroblock width and bands d_slot_mb_ orders (width 0: none)
+  std::vector<int> cost_order_bands_;
   CallSlot slots_[2];
   int next_slot_ = 0;
   LastCall last_;

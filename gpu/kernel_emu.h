@@ -57,6 +57,11 @@ inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned shift) {
   return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (shift & 31));
 }
 template <typename T> inline T __ldg(const T* p) { return *p; }
+// A clock that only counts its readings: what the kernels time (launch order, gpu/cost_order.h) stays deterministic.
+inline long long clock64() {
+  static long long ticks = 0;
+  return ++ticks;
+}
 
 // ---- Models of the PTX instructions gpu/me_cuda_kernel.cuh names ---------------------------------------------------
 // vabsdiff4.u32.u32.u32.add: the sum of the 4 byte absolute differences of a and b, plus c.

@@ -41,6 +41,7 @@
 #include "common/version.h"
 #include "gpu/cuda_resources.h"
 #include "gpu/cuda_search.h"
+#include "gpu/cost_order_kernel.cuh"  // the launch order (also compiled on the host by tests)
 #include "gpu/me_cuda_kernel.cuh"  // kernel, geometry, KernelArgs (also compiled on the host by tests)
 #include "gpu/me_twin.h"
 #include "gpu/subpel_kernel.cuh"  // sub-pel tables (also compiled on the host by tests)
@@ -450,6 +451,14 @@ void CudaSearch::reserve_outputs(const PictureSearchRequest& req) {
   const size_t out_bytes = n * kNumPartitions * req.top_k * sizeof(Candidate);
   d_out_.reserve(out_bytes);
   h_out_.reserve(out_bytes);
+  // Growing drops what the buffers held: wait for an order kernel still reading them, and forget its order.
+  const size_t num_mbs = static_cast<size_t>(req.mb_width) * req.mb_height;
+  if (d_cost_.size() < n * sizeof(uint32_t) || d_slot_mb_.size() < num_mbs * sizeof(int)) {
+    if (cost_order_queued_) CUDA_CHECK(cudaEventSynchronize(ev_cost_order_.get()));
+    cost_order_width_ = 0;
+    d_cost_.reserve(n * sizeof(uint32_t));
+    d_slot_mb_.reserve(num_mbs * sizeof(int));
+  }
   if (req.subpel_metric >= 0) {
     d_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
     h_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
@@ -468,10 +477,15 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   Resident& cur = *res.in_use[0];
   const short2* params = c.params.device_as<short2>();
   const int row0 = band_start[b], row1 = band_start[b + 1];
+  // While a call is fed its growing reference (feeding_), its join, and so an order kernel, may come after later
+  // launches: those then neither read the order nor write costs, which that kernel could be writing or reading.
+  const bool order_free = !feeding_;
+  const bool ordered = order_free && cost_order_width_ == req.mb_width && cost_order_bands_ == band_start;
   for (int r = 0; r < num_refs; ++r) {
     const size_t i = launches->size();
     cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
     for (cudaEvent_t e : waits) CUDA_CHECK(cudaStreamWaitEvent(st, e, 0));
+    if (cost_order_queued_) CUDA_CHECK(cudaStreamWaitEvent(st, ev_cost_order_.get(), 0));
     if (i == 0) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
     KernelArgs a = kernel_args(req, g);
     a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
@@ -484,6 +498,8 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     a.order = d_order_.as<uint32_t>();
     a.out = d_out_.as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
     a.out_host = h_out_.device_as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
+    a.slot_mb = ordered ? d_slot_mb_.as<int>() : nullptr;
+    a.cost = order_free ? d_cost_.as<uint32_t>() + static_cast<size_t>(r) * num_mbs : nullptr;
     kKernels[req.top_k - 1]<<<(row1 - row0) * req.mb_width, kThreads, g.smem, st>>>(a);
     CUDA_CHECK_LAUNCH("integer_search_kernel");
     CUDA_CHECK(cudaEventRecord(done_event(c.done, i).get(), st));
@@ -552,12 +568,39 @@ void CudaSearch::launch_table(const PictureSearchRequest& req, const Residency& 
   CUDA_CHECK(cudaEventRecord(pool_event(c.tab, i).get(), st));
 }
 
+// Where every band fits the order kernel: it ranks the bands' macroblocks by the cycles this call's blocks took, once
+// they are all done, on a stream of its own (the tables and the answer do not wait for it).
+void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start,
+                                  size_t launches, CallSlot& c) {
+  CostOrderBands bands;
+  bands.count = static_cast<int>(band_start.size()) - 1;
+  int widest = 0;
+  for (int b = 0; b <= bands.count && bands.count <= kCostOrderMaxBands; ++b) {
+    bands.start_mb[b] = band_start[b] * req.mb_width;
+    if (b > 0) widest = std::max(widest, bands.start_mb[b] - bands.start_mb[b - 1]);
+  }
+  if (bands.count > kCostOrderMaxBands || widest > kCostOrderMaxMbs || launches == 0) {
+    cost_order_width_ = 0;
+    return;
+  }
+  for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
+  cost_order_kernel<<<bands.count, kCostOrderThreads, widest * sizeof(uint32_t), order_.get()>>>(
+      d_cost_.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands,
+      d_slot_mb_.as<int>());
+  CUDA_CHECK_LAUNCH("cost_order_kernel");
+  CUDA_CHECK(cudaEventRecord(ev_cost_order_.get(), order_.get()));
+  cost_order_queued_ = true;
+  cost_order_width_ = req.mb_width;
+  cost_order_bands_ = band_start;
+}
+
 // One event after every band, table and upload of the call: completing the whole call waits for it (one
 // synchronisation instead of one per launch), and a completed call has its staging buffers free for the next.
 void CudaSearch::join(const PictureSearchRequest& req, const std::vector<int>& band_start,
                       std::vector<Launch> launches, int slot, bool uploaded) {
   CallSlot& c = slots_[slot];
   const bool tables = req.subpel_metric >= 0;
+  queue_cost_order(req, band_start, launches.size(), c);
   for (size_t i = 0; i < launches.size(); ++i) {
     CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(c.done, i).get(), 0));
     if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(c.tab, i).get(), 0));

@@ -304,6 +304,9 @@ struct KernelArgs {
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
+  const int* slot_mb;        // nullptr (block b takes macroblock mb_first + b), or the macroblock of each slot
+                             // mb_first + b: a permutation within each launch's macroblocks (cost_order_kernel)
+  uint32_t* cost;            // nullptr, or this reference's clock cycles per macroblock, written by its block
 };
 
 // The fields of a launch's arguments that follow from the request and the geometry; the caller sets the picture,
@@ -441,7 +444,7 @@ struct Macroblock {
 
 __device__ __forceinline__ Macroblock block_macroblock(const KernelArgs& a) {
   Macroblock m;
-  m.index = a.mb_first + blockIdx.x;
+  m.index = a.slot_mb ? a.slot_mb[a.mb_first + blockIdx.x] : a.mb_first + static_cast<int>(blockIdx.x);
   m.px = (m.index % a.mb_width) * 16;
   m.py = (m.index / a.mb_width) * 16;
   m.centre = a.centre[m.index];
@@ -1194,6 +1197,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_sear
   extern __shared__ __align__(16) unsigned char smem[];
   const SharedLayout s = shared_layout(smem);
   const int tid = threadIdx.x;
+  const long long start = clock64();
   const Macroblock m = block_macroblock(a);
   load_current(a, m, s.cur, tid);
   mark_padding(s, tid);
@@ -1325,6 +1329,8 @@ GME_UNROLL
   if (lister) merge_lists<K>(best, s_merge, s_out, part, slice, m, a.lambda, a.order + a.offsets_at);
   __syncthreads();
   write_out<K>(a, s_out, m.index, tid);
+  if (a.cost && tid == 0)
+    a.cost[m.index] = static_cast<uint32_t>(min(clock64() - start, static_cast<long long>(UINT32_MAX)));
 }
 
 }  // namespace

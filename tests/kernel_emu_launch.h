@@ -86,9 +86,17 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
     // The second copy the kernel writes for the host (direct candidates): poisoned, and it must equal the first.
     std::vector<uint2> host(res.size(), uint2{0xA5A5A5A5u, 0xA5A5A5A5u});
     a.out_host = host.data();
+    // Blocks take their macroblocks in an order (cost_order_kernel's): the reverse in the Hopper build, none in the
+    // other, so that both ways run; either way each block writes its macroblock's cost.
+    std::vector<int> slot_mb(static_cast<size_t>(num_mbs));
+    for (int s = 0; s < num_mbs; ++s) slot_mb[static_cast<size_t>(s)] = num_mbs - 1 - s;
+    a.slot_mb = GME_EMU_ARCH >= 900 ? slot_mb.data() : nullptr;
+    std::vector<uint32_t> cost(static_cast<size_t>(num_mbs), 0u);
+    a.cost = cost.data();
     ASSERT_LE(g.smem, kEmuSmemBytes);
     emulate_launch_k(req.top_k, a, num_mbs);
     ASSERT_EQ(std::memcmp(host.data(), res.data(), res.size() * sizeof(uint2)), 0) << "host copy differs";
+    for (int mb = 0; mb < num_mbs; ++mb) ASSERT_GT(cost[static_cast<size_t>(mb)], 0u) << "no cost for macroblock " << mb;
     for (int mb = 0; mb < num_mbs; ++mb)
       for (int p = 0; p < kNumPartitions; ++p)
         for (int i = 0; i < req.top_k; ++i) {

@@ -21,6 +21,7 @@
 #include "common/frame.h"
 #include "common/yuv_io.h"
 #include "gpu/kernel_emu.h"  // before the kernel: CUDA's keywords and built-ins for a host compiler
+#include "gpu/cost_order_kernel.cuh"
 #include "gpu/me_cuda_kernel.cuh"
 #include "gpu/subpel_kernel.cuh"
 #include "gpu/gpu_me.h"
@@ -731,6 +732,44 @@ TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
     }
 }
 
+// The launch order: cost_order_kernel against cost_order_plain on random costs, costs with many ties, saturating
+// sums over references, and bands from one macroblock to the largest the kernel takes; and the order is what it
+// claims: within each band a permutation of its macroblocks, costs not increasing.
+TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
+  std::mt19937 rng(1717);
+  const std::vector<std::vector<int>> layouts = {
+      {0, 1}, {0, 300, 600, 900, 1200}, {0, 3, 13, 23, 33, 43}, {0, kCostOrderMaxMbs}, {0, 120, 1320, 2520}};
+  for (const std::vector<int>& layout : layouts)
+    for (int refs : {1, 2, 3})
+      for (int spread : {0, 3, 1 << 20, -1}) {  // -1: costs near UINT32_MAX, whose sums saturate
+        const int num_mbs = layout.back();
+        std::vector<uint32_t> cost(static_cast<size_t>(refs) * num_mbs);
+        for (uint32_t& c : cost)
+          c = spread < 0 ? UINT32_MAX - (rng() & 7u) : spread == 0 ? 5u : static_cast<uint32_t>(rng() % (spread + 1u));
+        CostOrderBands bands;
+        bands.count = static_cast<int>(layout.size()) - 1;
+        int widest = 0;
+        for (int b = 0; b <= bands.count; ++b) {
+          bands.start_mb[b] = layout[static_cast<size_t>(b)];
+          if (b > 0) widest = std::max(widest, layout[static_cast<size_t>(b)] - layout[static_cast<size_t>(b) - 1]);
+        }
+        std::vector<int> got(static_cast<size_t>(num_mbs), -1);
+        ASSERT_LE(static_cast<size_t>(widest) * 4, kEmuSmemBytes);
+        emu_launch(bands.count, kCostOrderThreads,
+                   [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, got.data()); });
+        const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands);
+        ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread;
+        for (int b = 0; b < bands.count; ++b) {
+          std::vector<int> slots(want.begin() + bands.start_mb[b], want.begin() + bands.start_mb[b + 1]);
+          for (size_t i = 1; i < slots.size(); ++i)
+            ASSERT_GE(macroblock_cost(cost.data(), refs, num_mbs, slots[i - 1]),
+                      macroblock_cost(cost.data(), refs, num_mbs, slots[i]));
+          std::sort(slots.begin(), slots.end());
+          for (size_t i = 0; i < slots.size(); ++i) ASSERT_EQ(slots[i], bands.start_mb[b] + static_cast<int>(i));
+        }
+      }
+}
+
 // The portable packed u16 arithmetic of the GPUs before Hopper against the models of Hopper's instructions, on the
 // values where halves wrap, saturate or tie, and on random words.
 TEST(GpuMeKernelOps, PreHopperPackedU16MatchesHopperInstructions) {
@@ -918,6 +957,17 @@ TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
         const int kk = std::min(k, window_positions(range));  // top_k may not exceed the window
         expect_same_as_twin(make_scene(sz[0], sz[1], 1 + (k % 3), range, kk, rng, content).req);
       }
+}
+
+// Calls after the first with the same bands launch their blocks in the order the call before's costs give
+// (gpu/cost_order.h), on other pictures and other reference counts; each still matches the twin (a block that took
+// a wrong macroblock would leave another's candidates poisoned).
+TEST_F(GpuMeCuda, MatchesTwinInTheCostOrder) {
+  std::mt19937 rng(8088);
+  int call = 0;
+  for (int refs : {2, 1, 2, 2})
+    expect_same_as_twin(
+        make_scene(40, 30, refs, 8, 4, rng, call++ % 2 ? Content::kNoise : Content::kSmooth, /*far_centres=*/false).req);
 }
 
 TEST_F(GpuMeCuda, MatchesTwinWhereBatchesLieBeyondEveryBound) {
