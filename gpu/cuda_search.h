@@ -126,6 +126,15 @@ class CudaSearch final : public GpuPictureSearch {
     Event start, kernel_start, end, refs, uploaded;
     std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
     PinnedBuffer params;
+    // The launch order (gpu/cost_order.h): a call's blocks write their macroblocks' cycles to `cost`; at its join,
+    // cost_order_kernel ranks them band by band into `slot_mb` (then `cost_order`), and the slot's next call (two
+    // calls later: the next one's kernels never wait for the ranking) launches in that order where its bands are
+    // the same. Its launches wait for `cost_order`: the kernel reads `cost`, which they write.
+    DeviceBuffer cost, slot_mb;
+    Event cost_order{cudaEventDisableTiming};
+    bool cost_order_queued = false;   // an order kernel was launched: cost_order is recorded
+    int cost_order_width = 0;         // the macroblock width and bands slot_mb orders (width 0: none)
+    std::vector<int> cost_order_bands;
   };
   // The last call whose answer the buffers hold: a search queued ahead writes a band of them only after this
   // call's work on that band (kernels, tables, downloads), and keeps its pictures.
@@ -175,7 +184,7 @@ class CudaSearch final : public GpuPictureSearch {
   Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
   bool send_step_order(int range);
   void stage_params(const PictureSearchRequest& req, CallSlot& c);
-  void reserve_outputs(const PictureSearchRequest& req);
+  void reserve_outputs(const PictureSearchRequest& req, CallSlot& c);
   // After a call's integer launches: cost_order_kernel on their costs, for the next call with the same bands.
   void queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start, size_t launches,
                         CallSlot& c);
@@ -255,16 +264,7 @@ class CudaSearch final : public GpuPictureSearch {
   Stream first_{Stream::Urgent{}}, first_table_{Stream::Urgent{}};
   Stream join_;  // waits for every launch and upload of a call, then records its slot's `end`
   Event ev_order_;
-  // The launch order (gpu/cost_order.h): each call's integer kernels write their macroblocks' cycles to d_cost_;
-  // after them cost_order_kernel ranks them band by band into d_slot_mb_ (on order_, then ev_cost_order_), and the
-  // next call with the same bands launches in that order. Every integer launch after an order kernel waits for it
-  // (it reads d_cost_, which they write).
-  Stream order_;
-  Event ev_cost_order_;
-  DeviceBuffer d_cost_, d_slot_mb_;
-  bool cost_order_queued_ = false;     // an order kernel was launched: ev_cost_order_ is recorded
-  int cost_order_width_ = 0;           // the macroblock width and bands d_slot_mb_ orders (width 0: none)
-  std::vector<int> cost_order_bands_;
+  Stream order_;  // cost_order_kernel (CallSlot::cost)
   CallSlot slots_[2];
   int next_slot_ = 0;
   LastCall last_;

@@ -446,18 +446,19 @@ void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c) {
   std::memcpy(c.params.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
 }
 
-void CudaSearch::reserve_outputs(const PictureSearchRequest& req) {
+void CudaSearch::reserve_outputs(const PictureSearchRequest& req, CallSlot& c) {
   const size_t n = req.refs.size() * static_cast<size_t>(req.mb_width) * req.mb_height;
   const size_t out_bytes = n * kNumPartitions * req.top_k * sizeof(Candidate);
   d_out_.reserve(out_bytes);
   h_out_.reserve(out_bytes);
-  // Growing drops what the buffers held: wait for an order kernel still reading them, and forget its order.
+  // Growing drops what the slot's order buffers held: wait for an order kernel still reading them, and forget its
+  // order.
   const size_t num_mbs = static_cast<size_t>(req.mb_width) * req.mb_height;
-  if (d_cost_.size() < n * sizeof(uint32_t) || d_slot_mb_.size() < num_mbs * sizeof(int)) {
-    if (cost_order_queued_) CUDA_CHECK(cudaEventSynchronize(ev_cost_order_.get()));
-    cost_order_width_ = 0;
-    d_cost_.reserve(n * sizeof(uint32_t));
-    d_slot_mb_.reserve(num_mbs * sizeof(int));
+  if (c.cost.size() < n * sizeof(uint32_t) || c.slot_mb.size() < num_mbs * sizeof(int)) {
+    if (c.cost_order_queued) CUDA_CHECK(cudaEventSynchronize(c.cost_order.get()));
+    c.cost_order_width = 0;
+    c.cost.reserve(n * sizeof(uint32_t));
+    c.slot_mb.reserve(num_mbs * sizeof(int));
   }
   if (req.subpel_metric >= 0) {
     d_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
@@ -477,15 +478,12 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   Resident& cur = *res.in_use[0];
   const short2* params = c.params.device_as<short2>();
   const int row0 = band_start[b], row1 = band_start[b + 1];
-  // While a call is fed its growing reference (feeding_), its join, and so an order kernel, may come after later
-  // launches: those then neither read the order nor write costs, which that kernel could be writing or reading.
-  const bool order_free = !feeding_;
-  const bool ordered = order_free && cost_order_width_ == req.mb_width && cost_order_bands_ == band_start;
+  const bool ordered = c.cost_order_width == req.mb_width && c.cost_order_bands == band_start;
   for (int r = 0; r < num_refs; ++r) {
     const size_t i = launches->size();
     cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
     for (cudaEvent_t e : waits) CUDA_CHECK(cudaStreamWaitEvent(st, e, 0));
-    if (cost_order_queued_) CUDA_CHECK(cudaStreamWaitEvent(st, ev_cost_order_.get(), 0));
+    if (c.cost_order_queued) CUDA_CHECK(cudaStreamWaitEvent(st, c.cost_order.get(), 0));
     if (i == 0) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
     KernelArgs a = kernel_args(req, g);
     a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
@@ -498,8 +496,8 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     a.order = d_order_.as<uint32_t>();
     a.out = d_out_.as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
     a.out_host = h_out_.device_as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
-    a.slot_mb = ordered ? d_slot_mb_.as<int>() : nullptr;
-    a.cost = order_free ? d_cost_.as<uint32_t>() + static_cast<size_t>(r) * num_mbs : nullptr;
+    a.slot_mb = ordered ? c.slot_mb.as<int>() : nullptr;
+    a.cost = c.cost.as<uint32_t>() + static_cast<size_t>(r) * num_mbs;
     kKernels[req.top_k - 1]<<<(row1 - row0) * req.mb_width, kThreads, g.smem, st>>>(a);
     CUDA_CHECK_LAUNCH("integer_search_kernel");
     CUDA_CHECK(cudaEventRecord(done_event(c.done, i).get(), st));
@@ -580,18 +578,19 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
     if (b > 0) widest = std::max(widest, bands.start_mb[b] - bands.start_mb[b - 1]);
   }
   if (bands.count > kCostOrderMaxBands || widest > kCostOrderMaxMbs || launches == 0) {
-    cost_order_width_ = 0;
+    c.cost_order_width = 0;
     return;
   }
   for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
-  cost_order_kernel<<<bands.count, kCostOrderThreads, widest * sizeof(uint32_t), order_.get()>>>(
-      d_cost_.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands,
-      d_slot_mb_.as<int>());
+  const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
+  cost_order_kernel<<<bands.count * chunks, kCostOrderThreads, widest * sizeof(uint32_t), order_.get()>>>(
+      c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks,
+      c.slot_mb.as<int>());
   CUDA_CHECK_LAUNCH("cost_order_kernel");
-  CUDA_CHECK(cudaEventRecord(ev_cost_order_.get(), order_.get()));
-  cost_order_queued_ = true;
-  cost_order_width_ = req.mb_width;
-  cost_order_bands_ = band_start;
+  CUDA_CHECK(cudaEventRecord(c.cost_order.get(), order_.get()));
+  c.cost_order_queued = true;
+  c.cost_order_width = req.mb_width;
+  c.cost_order_bands = band_start;
 }
 
 // One event after every band, table and upload of the call: completing the whole call waits for it (one
@@ -675,7 +674,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   const bool order_sent = send_step_order(req.search_range);  // before the references: `refs` then covers it
   const Residency res = make_resident(req, c);
   stage_params(req, c);
-  reserve_outputs(req);
+  reserve_outputs(req, c);
   const std::vector<int> band_start =
       band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
   std::vector<Launch> launches = launch_bands(req, res, band_start, order_sent, c);

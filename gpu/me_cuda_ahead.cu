@@ -81,7 +81,7 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
     if (a.res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
     for (Resident* r : a.res.in_use) settle(*r);
     stage_params(req, c);
-    reserve_outputs(req);
+    reserve_outputs(req, c);
     // A search likely to be taken up while its reference grows: the next picture's rows wait for its bands, which
     // wait for the reference's rows their windows reach, so thinner bands let them start sooner.
     const int nbands = req.reference_grows ? std::min(kBands, req.mb_height) : bands_for(req.mb_width * req.mb_height);
