@@ -44,18 +44,20 @@ class StartupTrace {
 };
 // ---- Bands ------------------------------------------------------------------------------------------------------
 // The picture is cut into bands of macroblock rows, each launched as soon as its rows of the current picture are
-// staged. A band's last blocks leave SMs idle while other bands' blocks are still queued behind earlier ones, so
-// small pictures gain less from starting early than they lose there: a band has at least kBandMbs macroblocks,
-// there are 2 bands at least (the first starts on the first rows staged) and kBands at most (4 at 640x480, 8 at
-// 1080p). kStreams compute streams, so 1080p's 8 bands never queue behind one another.
+// staged. The block scheduler starts a band's blocks only after the blocks of the bands launched before it, so the
+// costliest macroblocks can start first (the launch order, gpu/cost_order.h) only among those of their band; and a
+// band's last blocks leave SMs idle while other bands' blocks are still queued behind earlier ones. Small pictures
+// therefore gain less from starting early than they lose there: a band has at least kBandMbs macroblocks, there are
+// 2 bands at least (the first starts on the first rows staged) and kBands at most (2 at 640x480, 8 at 1080p).
+// kStreams compute streams, so 1080p's 8 bands never queue behind one another.
 constexpr int kStreams = 8;
 constexpr int kBands = 8;
-constexpr int kBandMbs = 300;
+constexpr int kBandMbs = 600;
 inline int bands_for(int num_mbs) { return std::clamp(num_mbs / kBandMbs, 2, kBands); }
 // Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
 // the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts after fewer staged rows, and the
-// GPU fills while the host stages the next band (1080p: 3/10/10/10/10/10/10/5 rows). Bands of 300 macroblocks
-// (640x480: 8/8/8/6 rows) are not split: there the smaller first band makes the later ones end later.
+// GPU fills while the host stages the next band (1080p: 3/10/10/10/10/10/10/5 rows). Bands of 600 macroblocks
+// (640x480: 15/15 rows) are not split: there the smaller first band makes the later ones end later.
 constexpr int kFirstBandDiv = 3;
 constexpr int kFirstBandSplitMbs = 600;
 
