@@ -1,9 +1,9 @@
 // The order in which the integer kernel's blocks take a launch's macroblocks: the most expensive first, by the
-// clock cycles each macroblock's block took in the previous call (doc/GPU.md, "Launch order"). The block
-// scheduler starts a launch's blocks in index order; a picture of a few waves ends when its last-started long
-// blocks do, so starting them first shortens the picture by a fifth at 640x480. The candidates do not depend on the
-// order (every block is on its own). This is the plain version of cost_order_kernel (gpu/cost_order_kernel.cuh),
-// which the tests hold it to.
+// clock cycles each macroblock's block took in an earlier call (doc/GPU.md, "Launch order"). The block scheduler
+// starts a launch's blocks in index order; a picture of a few waves ends when its last-started long blocks do, so
+// starting them first shortens the integer kernel by a sixth at 640x480. The candidates do not depend on the order
+// (every block is on its own). cost_order_plain is the plain version of cost_order_kernel
+// (gpu/cost_order_kernel.cuh), which the tests hold to it.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +12,9 @@
 
 namespace gme {
 
-// Launches (bands) an order covers at most, and macroblocks a band may have: the kernel ranks a band in one block,
-// its costs in shared memory, in (band size)^2 / threads steps. Larger pictures run many waves of blocks, where
-// the order is not worth its kernel.
+// Launches (bands) an order covers at most, and macroblocks a band may have: the kernel holds a band's costs in
+// shared memory and ranks each macroblock against all of them (band size steps a thread). Pictures with wider
+// bands run many waves of blocks, where the order is worth less than its kernel.
 constexpr int kCostOrderMaxBands = 16;
 constexpr int kCostOrderMaxMbs = 2048;
 

@@ -570,17 +570,16 @@ void CudaSearch::launch_table(const PictureSearchRequest& req, const Residency& 
 // they are all done, on a stream of its own (the tables and the answer do not wait for it).
 void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start,
                                   size_t launches, CallSlot& c) {
+  c.cost_order_width = 0;  // none, unless ranked below
   CostOrderBands bands;
   bands.count = static_cast<int>(band_start.size()) - 1;
+  if (bands.count > kCostOrderMaxBands || launches == 0) return;
   int widest = 0;
-  for (int b = 0; b <= bands.count && bands.count <= kCostOrderMaxBands; ++b) {
+  for (int b = 0; b <= bands.count; ++b) {
     bands.start_mb[b] = band_start[b] * req.mb_width;
     if (b > 0) widest = std::max(widest, bands.start_mb[b] - bands.start_mb[b - 1]);
   }
-  if (bands.count > kCostOrderMaxBands || widest > kCostOrderMaxMbs || launches == 0) {
-    c.cost_order_width = 0;
-    return;
-  }
+  if (widest > kCostOrderMaxMbs) return;
   for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
   const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
   cost_order_kernel<<<bands.count * chunks, kCostOrderThreads, widest * sizeof(uint32_t), order_.get()>>>(
