@@ -1,8 +1,8 @@
 // The order in which the integer kernel's blocks take a launch's macroblocks: the most expensive first, by the
-// clock cycles each macroblock's block took in an earlier call (doc/GPU.md, "Launch order"). The block scheduler
-// starts a launch's blocks in index order; a picture of a few waves ends when its last-started long blocks do, so
-// starting them first shortens the integer kernel by a sixth at 640x480. The candidates do not depend on the order
-// (every block is on its own). cost_order_plain is the plain version of cost_order_kernel
+// clock cycles each macroblock's block took in an earlier call (doc/GPU.md, "Launch order", has the figures). The
+// block scheduler starts a launch's blocks in index order; a picture of a few waves ends when its last-started long
+// blocks do, so starting them first lets the short blocks fill in beside them. The candidates do not depend on the
+// order (every block is on its own). cost_order_plain is the plain version of cost_order_kernel
 // (gpu/cost_order_kernel.cuh), which the tests hold to it.
 #pragma once
 

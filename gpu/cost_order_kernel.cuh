@@ -1,4 +1,4 @@
-// cost_order_kernel: the integer kernel's launch order from the previous call's costs (gpu/cost_order.h, whose
+// cost_order_kernel: the integer kernel's launch order from an earlier call's costs (gpu/cost_order.h, whose
 // cost_order_plain is its plain version). Compiled by nvcc in gpu/me_cuda.cu and, under gpu/kernel_emu.h, by the
 // tests. Include it once per translation unit.
 #pragma once
