@@ -127,6 +127,7 @@ class CudaSearch final : public GpuPictureSearch {
   struct CallSlot {
     Event start, kernel_start, end, refs, uploaded;
     std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
+    std::vector<std::unique_ptr<Event>> cur_rows;   // per band: its rows of the current picture sent
     PinnedBuffer params;
     // The launch order (gpu/cost_order.h): a call's blocks write their macroblocks' cycles to `cost`; at its join,
     // cost_order_kernel ranks them band by band into `slot_mb` (then `cost_order`), and the slot's next call (two

@@ -8,9 +8,9 @@
 //                    its case), or sent whole now, its kernels waiting for the copy
 //   stage_params     window centres and predictors into page-locked memory, which the kernels read over PCIe
 //   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture staged into
-//                    page-locked memory (the kernels read them there, so a band starts without waiting for a DMA),
-//                    then one integer kernel per reference, which writes its candidates into device memory (for the
-//                    tables) and into the page-locked answer; after the last band, one DMA of the current picture
+//                    page-locked memory and sent to the device (one DMA), then one integer kernel per reference
+//                    after it, which writes its candidates into device memory (for the tables) and into the
+//                    page-locked answer
 //   launch_tables    the sub-pel tables of each band after its integer kernel and the uploads
 //   join             one event after everything: what completing the call waits for and times
 //   answer           views of the page-locked buffers; the caller waits for rows as it reaches them
@@ -486,7 +486,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     if (c.cost_order_queued) CUDA_CHECK(cudaStreamWaitEvent(st, c.cost_order.get(), 0));
     if (i == 0) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
     KernelArgs a = kernel_args(req, g);
-    a.cur = res.cur_pending ? cur.staging.device_as<uint8_t>() : cur.pixels.as<uint8_t>();
+    a.cur = cur.pixels.as<uint8_t>();
     a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
     a.sums = res.in_use[1 + r]->sums.as<uint16_t>() + sum_origin(res.in_use[1 + r]->width);
     a.padded = res.in_use[1 + r]->padded.as<uint8_t>() + sum_origin(res.in_use[1 + r]->width);
@@ -505,9 +505,10 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   }
 }
 
-// Per band: its rows of the current picture staged (unless resident), then its kernels, one per reference, on their
-// own streams (band 0 on the urgent one), each followed by its completion event. After the last band the current
-// picture's DMA (the next call's reference; the tables read it on the device).
+// Per band: its rows of the current picture staged and sent (unless resident), then its kernels, one per reference,
+// on their own streams (band 0 on the urgent one) after those rows, each followed by its completion event. The
+// kernels read the current picture in device memory: a band's DMA costs less than its blocks' reads of host memory
+// over PCIe, each at the start of a block.
 std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequest& req, const Residency& res,
                                                          const std::vector<int>& band_start, bool order_sent,
                                                          CallSlot& c) {
@@ -519,10 +520,15 @@ std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequ
   std::vector<Launch> launches;
   for (int b = 0; b < bands; ++b) {
     const int row0 = band_start[b], row1 = band_start[b + 1];
-    if (res.cur_pending) stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
-    launch_integer_band(req, res, band_start, b, c, waits, &launches);
+    std::vector<cudaEvent_t> band_waits = waits;
+    if (res.cur_pending) {
+      stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
+      send_rows(cur, 16 * row0, 16 * (row1 - row0), false);
+      band_waits.push_back(pool_event(c.cur_rows, static_cast<size_t>(b), cudaEventDisableTiming).get());
+      CUDA_CHECK(cudaEventRecord(band_waits.back(), copy_.get()));
+    }
+    launch_integer_band(req, res, band_start, b, c, band_waits, &launches);
   }
-  if (res.cur_pending) send_rows(cur, 0, req.cur->height, false);
   if (res.cur_pending || res.refs_sent) CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
   return launches;
 }
