@@ -128,7 +128,9 @@ class CudaSearch final : public GpuPictureSearch {
     Event start, kernel_start, end, refs, uploaded;
     std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
     std::vector<std::unique_ptr<Event>> cur_rows;   // per band: its rows of the current picture sent
-    PinnedBuffer params;
+    PinnedBuffer params;   // window centres and predictors, staged
+    DeviceBuffer d_params; // the same on the device (sent on the copy stream, then `params_sent`)
+    Event params_sent{cudaEventDisableTiming};
     // The launch order (gpu/cost_order.h): a call's blocks write their macroblocks' cycles to `cost`; at its join,
     // cost_order_kernel ranks them band by band into `slot_mb` (then `cost_order`), and the slot's next call (two
     // calls later: the next one's kernels never wait for the ranking) launches in that order where its bands are

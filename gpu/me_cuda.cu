@@ -6,7 +6,7 @@
 //   make_resident    every reference on the device with its padded copy and 4x4 block sums (pad_kernel and
 //                    block_sum_kernel, made on the copy stream with its rows): found by its id (the encoder preloads each reconstruction, so this is
 //                    its case), or sent whole now, its kernels waiting for the copy
-//   stage_params     window centres and predictors into page-locked memory, which the kernels read over PCIe
+//   stage_params     window centres and predictors into page-locked memory and on to the device (one DMA)
 //   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture staged into
 //                    page-locked memory and sent to the device (one DMA), then one integer kernel per reference
 //                    after it, which writes its candidates into device memory (for the tables) and into the
@@ -436,14 +436,19 @@ bool CudaSearch::send_step_order(int range) {
   return true;
 }
 
-// Window centres, then penalty predictors, ref-major as in the request: each block reads its 8 bytes over PCIe,
-// cheaper than a copy the first band would wait for.
+// Window centres, then penalty predictors, ref-major as in the request, sent to the device on the copy stream: each
+// block reads its 8 bytes there instead of over PCIe at its start. Every kernel waits for `params_sent`, or for a
+// later event on the copy stream (the first band's rows of the current picture).
 void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c) {
   static_assert(sizeof(MV) == sizeof(short2), "MV is read as short2");
   const size_t n = req.centre.size();
   c.params.reserve(2 * n * sizeof(MV));
+  c.d_params.reserve(2 * n * sizeof(MV));
   std::memcpy(c.params.as<MV>(), req.centre.data(), n * sizeof(MV));
   std::memcpy(c.params.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
+  CUDA_CHECK(cudaMemcpyAsync(c.d_params.as<void>(), c.params.as<void>(), 2 * n * sizeof(MV), cudaMemcpyHostToDevice,
+                             copy_.get()));
+  CUDA_CHECK(cudaEventRecord(c.params_sent.get(), copy_.get()));
 }
 
 void CudaSearch::reserve_outputs(const PictureSearchRequest& req, CallSlot& c) {
@@ -476,7 +481,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   const size_t per_mb = static_cast<size_t>(kNumPartitions) * req.top_k;
   const Geometry g = geometry(req.search_range);
   Resident& cur = *res.in_use[0];
-  const short2* params = c.params.device_as<short2>();
+  const short2* params = c.d_params.as<short2>();
   const int row0 = band_start[b], row1 = band_start[b + 1];
   const bool ordered = c.cost_order_width == req.mb_width && c.cost_order_bands == band_start;
   for (int r = 0; r < num_refs; ++r) {
@@ -521,6 +526,7 @@ std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequ
   for (int b = 0; b < bands; ++b) {
     const int row0 = band_start[b], row1 = band_start[b + 1];
     std::vector<cudaEvent_t> band_waits = waits;
+    if (!res.cur_pending) band_waits.push_back(c.params_sent.get());
     if (res.cur_pending) {
       stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
       send_rows(cur, 16 * row0, 16 * (row1 - row0), false);

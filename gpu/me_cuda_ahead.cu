@@ -183,7 +183,7 @@ void CudaSearch::launch_ahead_bands() {
   while (ahead_.next_band < bands && ahead_.need[ahead_.next_band] <= ahead_.rows_sent) {
     const int b = ahead_.next_band++;
     if (ahead_.cur_by_band) send_ahead_current(16 * ahead_.band_start[b + 1]);
-    std::vector<cudaEvent_t> waits;
+    std::vector<cudaEvent_t> waits = {c.params_sent.get()};
     if (ahead_.res.refs_sent) waits.push_back(c.refs.get());
     if (ahead_.rows_event) waits.push_back(ahead_rows_.get());
     if (ahead_.before.slot >= 0) {
