@@ -526,12 +526,13 @@ std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequ
   for (int b = 0; b < bands; ++b) {
     const int row0 = band_start[b], row1 = band_start[b + 1];
     std::vector<cudaEvent_t> band_waits = waits;
-    if (!res.cur_pending) band_waits.push_back(c.params_sent.get());
-    if (res.cur_pending) {
+    if (res.cur_pending) {  // the rows' event follows the parameters' DMA on the copy stream
       stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
       send_rows(cur, 16 * row0, 16 * (row1 - row0), false);
       band_waits.push_back(pool_event(c.cur_rows, static_cast<size_t>(b), cudaEventDisableTiming).get());
       CUDA_CHECK(cudaEventRecord(band_waits.back(), copy_.get()));
+    } else {
+      band_waits.push_back(c.params_sent.get());
     }
     launch_integer_band(req, res, band_start, b, c, band_waits, &launches);
   }
