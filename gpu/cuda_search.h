@@ -188,7 +188,7 @@ class CudaSearch final : public GpuPictureSearch {
   void shape_answer(const PictureSearchRequest& req, PictureCandidates& out);
   Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
   bool send_step_order(int range);
-  void stage_params(const PictureSearchRequest& req, CallSlot& c);
+  void stage_params(const PictureSearchRequest& req, CallSlot& c, bool rows_follow = false);
   void reserve_outputs(const PictureSearchRequest& req, CallSlot& c);
   // After a call's integer launches: cost_order_kernel on their costs, for the next call with the same bands.
   void queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start, size_t launches,

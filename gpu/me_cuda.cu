@@ -437,9 +437,10 @@ bool CudaSearch::send_step_order(int range) {
 }
 
 // Window centres, then penalty predictors, ref-major as in the request, sent to the device on the copy stream: each
-// block reads its 8 bytes there instead of over PCIe at its start. Every kernel waits for `params_sent`, or for a
-// later event on the copy stream (the first band's rows of the current picture).
-void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c) {
+// block reads its 8 bytes there instead of over PCIe at its start. Every kernel waits for `params_sent` or, where
+// the current picture's rows follow on the copy stream (rows_follow), for its band's rows' event, which covers this
+// DMA: then `params_sent` is not recorded (one API call less before the first launch).
+void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c, bool rows_follow) {
   static_assert(sizeof(MV) == sizeof(short2), "MV is read as short2");
   const size_t n = req.centre.size();
   c.params.reserve(2 * n * sizeof(MV));
@@ -448,7 +449,7 @@ void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c) {
   std::memcpy(c.params.as<MV>() + n, req.penalty_pred.data(), n * sizeof(MV));
   CUDA_CHECK(cudaMemcpyAsync(c.d_params.as<void>(), c.params.as<void>(), 2 * n * sizeof(MV), cudaMemcpyHostToDevice,
                              copy_.get()));
-  CUDA_CHECK(cudaEventRecord(c.params_sent.get(), copy_.get()));
+  if (!rows_follow) CUDA_CHECK(cudaEventRecord(c.params_sent.get(), copy_.get()));
 }
 
 void CudaSearch::reserve_outputs(const PictureSearchRequest& req, CallSlot& c) {
@@ -685,7 +686,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
   const bool order_sent = send_step_order(req.search_range);  // before the references: `refs` then covers it
   const Residency res = make_resident(req, c);
-  stage_params(req, c);
+  stage_params(req, c, res.cur_pending);  // the current picture's rows follow: their events cover the parameters
   reserve_outputs(req, c);
   const std::vector<int> band_start =
       band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
