@@ -4,9 +4,10 @@
 // One call, in the order of search_on_device()'s stages:
 //   send_step_order  stage 2's step order, when the search range changed
 //   make_resident    every reference on the device with its padded copy and 4x4 block sums (pad_kernel and
-//                    block_sum_kernel, made on the copy stream with its rows): found by its id (the encoder preloads each reconstruction, so this is
-//                    its case), or sent whole now, its kernels waiting for the copy
-//   stage_params     window centres and predictors into page-locked memory and on to the device (one DMA)
+//                    block_sum_kernel, made on the copy stream with its rows): found by its id (the encoder preloads
+//                    each reconstruction, so this is its case), or sent whole now, its kernels waiting for the copy
+//   stage_params     window centres and predictors into page-locked memory and on to the device (one DMA; its
+//                    event only where no rows of the current picture follow it on the copy stream)
 //   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture staged into
 //                    page-locked memory and sent to the device (one DMA), then one integer kernel per reference
 //                    after it, which writes its candidates into device memory (for the tables) and into the
@@ -165,7 +166,8 @@ void CudaSearch::settle(Resident& r) {
 }
 
 void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) const {
-  copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width, rows);
+  copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width,
+             rows);
 }
 
 // Rows arrive in order from row 0, so after rows [y0, y0 + rows) the padded copy of those rows (pad_kernel) and the
