@@ -810,15 +810,32 @@ __device__ __forceinline__ bool window_summed(const KernelArgs& a, const Macrobl
          m.oy >= -kSumBorder && m.oy + a.win + 15 <= a.height + kSumBorder;
 }
 
+// The smallest 0x8000 - bound over the partitions (s.sea's words, low halves; 0 where a partition has no bound yet):
+// 0x8000 less it is the largest bound.
+__device__ __forceinline__ uint32_t least_slack(const uint32_t* s_sea) {
+  uint32_t least = s_sea[kNumPartitions - 1] & 0xffffu;
+GME_UNROLL
+  for (int i = 0; i < (kNumPartitions - 1) / 4; ++i) {
+    const uint4 w = reinterpret_cast<const uint4*>(s_sea)[i];
+    least = min(least, min(min(w.x & 0xffffu, w.y & 0xffffu), min(w.z & 0xffffu, w.w & 0xffffu)));
+  }
+  return least;
+}
+static_assert((kNumPartitions - 1) % 4 == 0, "least_slack reads 40 words as 16-byte words, then the 41st");
+
 // Whether any position of window group g may be in some partition's top K: for some partition p, (lower bound of its
 // SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with
 // every term below 2^16 (bounds below kSeaCap, the 16x16 lower bound capped: a smaller lower bound only keeps more).
-__device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macroblock& m, int g, const uint32_t* s_sea) {
+__device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macroblock& m, int g, const uint32_t* s_sea,
+                                                uint32_t least_slack) {
   const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
   const int bits = se_bits(m.centre.y + 4 * (wy - a.range) - m.pred.y) +
                    fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
   const uint32_t pen = static_cast<uint32_t>(
       min((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16, static_cast<uint64_t>(0x8000u)));
+  // Every lower bound is at least 0: a penalty above every partition's bound (0x8000 - least_slack) rules the group
+  // out without its block sums (far from the predictor in flat and still macroblocks).
+  if (pen + least_slack > 0x8000u) return false;
   const int pitch = sum_pitch(a.width);
   const uint16_t* at = a.sums + ((m.oy + wy) * pitch + m.ox + 4 * gx);
   uint32_t acc = ~0u, s01[4], s23[4];  // positions 0 and 1, 2 and 3
@@ -1254,13 +1271,14 @@ GME_UNROLL
         // tighten meet the farther rows.
         const int centre_round = min((centre_first + kGroups / 2) / kThreads, rounds - 1);
         int visited = 0;
+        uint32_t slack = least_slack(s.sea);  // after the pooled bounds' barrier; again after each chunk's
         for (int n = 0; visited < rounds; ++n) {
           const int r = centre_round + ((n & 1) ? (n + 1) / 2 : -(n / 2));
           if (r < 0 || r >= rounds) continue;
           const bool last_round = ++visited == rounds;
           const int g = r * kThreads + tid;
           const bool keep = g < a.num_groups && (g < centre_first || g >= centre_first + kGroups) &&
-                            group_may_enter(a, m, g, s.sea);
+                            group_may_enter(a, m, g, s.sea, slack);
           const unsigned mask = __ballot_sync(0xffffffffu, keep);
           uint32_t* counts = s.sea + kSeaCounts + 4 * (visited & 1);  // by parity: a warp may write the next round's
           if ((tid & 31) == 0) counts[tid >> 5] = static_cast<uint32_t>(__popc(mask));
@@ -1286,6 +1304,7 @@ GME_UNROLL
             __syncthreads();  // stage 2 is done with s.sad and the tile's memory
             if (tid < rest) list[tid] = carry;
             listed = rest;
+            slack = least_slack(s.sea);
           }
         }
         break;
