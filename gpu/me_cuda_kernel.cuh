@@ -37,7 +37,8 @@
 //     after the centre batch: pool_bound (the K-th key >> 33 of a partition's 3 lists together), then, where the
 //     window lies within the padded reference (window_summed), the sweep instead of the other batches:
 //       group_may_enter     per group of 4 positions, whether a lower bound from 4x4 block sums (block_sum_kernel)
-//                           plus the group's fewest mv bits can reach some partition's bound; the survivors listed
+//                           plus the group's fewest mv bits can reach some partition's bound (refused at once where
+//                           that penalty alone passes the largest bound, least_slack); the survivors listed
 //       stage1_chunk        every kGroups survivors: SADs and penalty keys, then stage 2 as for a batch
 //     merge_lists           each list thread ranks its keys in the partition's union and places those of rank < K,
 //                           decoded back to (mv, SAD)
