@@ -828,15 +828,15 @@ static_assert((kNumPartitions - 1) % 4 == 0, "least_slack reads 40 words as 16-b
 // SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with
 // every term below 2^16 (bounds below kSeaCap, the 16x16 lower bound capped: a smaller lower bound only keeps more).
 __device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macroblock& m, int g, const uint32_t* s_sea,
-                                                uint32_t least_slack) {
+                                                uint32_t slack) {
   const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
   const int bits = se_bits(m.centre.y + 4 * (wy - a.range) - m.pred.y) +
                    fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
   const uint32_t pen = static_cast<uint32_t>(
       min((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16, static_cast<uint64_t>(0x8000u)));
-  // Every lower bound is at least 0: a penalty above every partition's bound (0x8000 - least_slack) rules the group
-  // out without its block sums (far from the predictor in flat and still macroblocks).
-  if (pen + least_slack > 0x8000u) return false;
+  // Every lower bound is at least 0: a penalty above every partition's bound (0x8000 - slack, slack = least_slack)
+  // rules the group out without its block sums (far from the predictor wherever the bounds are tight).
+  if (pen + slack > 0x8000u) return false;
   const int pitch = sum_pitch(a.width);
   const uint16_t* at = a.sums + ((m.oy + wy) * pitch + m.ox + 4 * gx);
   uint32_t acc = ~0u, s01[4], s23[4];  // positions 0 and 1, 2 and 3
