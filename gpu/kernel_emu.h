@@ -63,7 +63,7 @@ inline long long clock64() {
   return ++ticks;
 }
 
-// ---- Models of the PTX instructions gpu/me_cuda_kernel.cuh names ---------------------------------------------------
+// ---- Models of the PTX instructions gpu/integer_ops.cuh names ----------------------------------------------------
 // vabsdiff4.u32.u32.u32.add: the sum of the 4 byte absolute differences of a and b, plus c.
 inline uint32_t ptx_vabsdiff4_add(uint32_t a, uint32_t b, uint32_t c) {
   for (int i = 0; i < 32; i += 8) {
