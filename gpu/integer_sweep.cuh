@@ -123,17 +123,18 @@ __device__ __forceinline__ bool window_summed(const KernelArgs& a, const Macrobl
 }
 
 // The smallest 0x8000 - bound over the partitions (s.sea's words, low halves; 0 where a partition has no bound yet):
-// 0x8000 less it is the largest bound.
+// 0x8000 less it is the largest bound. Each warp reads the 41 words a lane or two at a time and takes their minimum
+// by shuffles, so every thread has it without a barrier and for a few instructions. Call it from whole warps.
 __device__ __forceinline__ uint32_t least_slack(const uint32_t* s_sea) {
-  uint32_t least = s_sea[kNumPartitions - 1] & 0xffffu;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  uint32_t least = s_sea[lane] & 0xffffu;
+  if (lane < kNumPartitions - 32) least = min(least, s_sea[32 + lane] & 0xffffu);
 GME_UNROLL
-  for (int i = 0; i < (kNumPartitions - 1) / 4; ++i) {
-    const uint4 w = reinterpret_cast<const uint4*>(s_sea)[i];
-    least = min(least, min(min(w.x & 0xffffu, w.y & 0xffffu), min(w.z & 0xffffu, w.w & 0xffffu)));
-  }
+  for (int m = 16; m > 0; m >>= 1)
+    least = min(least, static_cast<uint32_t>(__shfl_xor_sync(0xffffffffu, static_cast<int>(least), m)));
   return least;
 }
-static_assert((kNumPartitions - 1) % 4 == 0, "least_slack reads 40 words as 16-byte words, then the 41st");
+static_assert(kNumPartitions > 32 && kNumPartitions <= 64, "least_slack: one or two words a lane");
 
 // Whether any position of window group g may be in some partition's top K: for some partition p, (lower bound of its
 // SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with

@@ -5,8 +5,8 @@
 // code older GPUs run).
 //
 // Each thread of a block is a fiber (ucontext) on the calling thread; blocks run one after another. A thread runs
-// until it reaches __syncthreads() (or __syncthreads_or()) or __any_sync(); the block barrier opens when all threads
-// of the block wait at it, a warp vote when all 32 lanes of the warp wait at it. Anything else (a thread that exits
+// until it reaches __syncthreads() (or __syncthreads_or()) or a warp vote or shuffle; the block barrier opens when
+// all threads of the block wait at it, a warp vote or shuffle when all 32 lanes of the warp wait at it. Anything else (a thread that exits
 // while others wait, a vote with lanes missing) is a divergent barrier, which CUDA leaves undefined: the emulation
 // throws. Shared memory is poisoned (0xA5) before each block, so a read of a slot nothing wrote shows up as a
 // mismatch against the twin.
@@ -98,6 +98,7 @@ class EmuBlock {
     State state = kRun;
     bool pred = false, result = false;
     unsigned ballot = 0;  // a warp vote's predicates, lane i at bit i
+    int shfl_val = 0, shfl_src = 0, shfl_out = 0;  // a shuffle: the value given, the lane read, what it read
   };
 
   static EmuBlock*& current() {
@@ -156,6 +157,7 @@ class EmuBlock {
         if (!all) continue;
         for (size_t l = w; l < w + 32; ++l) {
           fibers_[l].ballot = ballot;
+          fibers_[l].shfl_out = fibers_[w + static_cast<size_t>(fibers_[l].shfl_src)].shfl_val;
           fibers_[l].state = kRun;
         }
         released = true;
@@ -204,6 +206,20 @@ inline unsigned __ballot_sync(unsigned mask, bool pred) {
 }
 
 inline bool __any_sync(unsigned mask, bool pred) { return __ballot_sync(mask, pred) != 0; }
+
+// __shfl_sync: lane src's v (src taken mod 32, as CUDA does for a whole warp).
+inline int __shfl_sync(unsigned mask, int v, int src) {
+  if (mask != 0xffffffffu) throw std::logic_error("kernel emulation: only full-warp shuffles are emulated");
+  EmuBlock* b = EmuBlock::current();
+  b->fiber().shfl_val = v;
+  b->fiber().shfl_src = src & 31;
+  b->wait(EmuBlock::kVote);
+  return b->fiber().shfl_out;
+}
+
+inline int __shfl_xor_sync(unsigned mask, int v, int lane_mask) {
+  return __shfl_sync(mask, v, static_cast<int>(threadIdx.x & 31u) ^ lane_mask);
+}
 
 // A thread runs alone until its next barrier or vote, so a read-modify-write is atomic here as it is in CUDA.
 inline unsigned atomicMin(unsigned* p, unsigned v) {

@@ -896,16 +896,19 @@ TEST(GpuMeKernelOps, RowOfGroupDividesExactly) {
 
 TEST(GpuMeKernelOps, LeastSlackIsTheSmallestOfThePartitionsWords) {
   // The sweep's early rejection takes the largest bound from the smallest 0x8000 - bound among the 41 partitions'
-  // words (low halves): against a plain minimum, on random words, zeros (no bound yet) and the extreme in each slot.
+  // words (low halves), in every thread of a block: against a plain minimum, on random words, zeros (no bound yet)
+  // and the extreme in each slot.
   std::mt19937 rng(11);
-  for (int trial = 0; trial < 2000; ++trial) {
-    alignas(16) uint32_t words[kSeaParts];
+  for (int trial = 0; trial < 500; ++trial) {
+    uint32_t words[kSeaParts];
     for (uint32_t& w : words) w = rng();
     if (trial % 3 == 0) words[rng() % kNumPartitions] = 0;
     if (trial < kNumPartitions) words[trial] = 0x0001ffffu;  // the smallest slack (1) in slot `trial`
     uint32_t want = UINT32_MAX;
     for (int p = 0; p < kNumPartitions; ++p) want = std::min(want, words[p] & 0xffffu);
-    ASSERT_EQ(least_slack(words), want) << "trial " << trial;
+    std::vector<uint32_t> got(kThreads, 0xDEADBEEFu);
+    emu_launch(1, kThreads, [&] { got[threadIdx.x] = least_slack(words); });
+    for (int t = 0; t < kThreads; ++t) ASSERT_EQ(got[t], want) << "trial " << trial << ", thread " << t;
   }
 }
 
