@@ -103,9 +103,9 @@ __device__ __forceinline__ int fewest_se_bits(int c, int d0, int d1) {
 
 // A floor under the key >> 33 of every position of the batch: its penalty part (lambda * mv bits) >> 16 can be no
 // smaller than with the fewest bits any of its window rows and any window column have, and the SAD adds to it. A list
-// whose bound is below it has nothing to screen in the batch (the bounds are exact: see the top of this file), and a
-// block all of whose lists are so skips the batch: far from the window centre the penalty alone passes the bounds of
-// flat and still macroblocks.
+// whose bound is below it has nothing to screen in the batch (the bounds are exact: see the top of
+// gpu/me_cuda_kernel.cuh), and a block all of whose lists are so skips the batch: far from the window centre the
+// penalty alone passes the bounds of flat and still macroblocks.
 __device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const Macroblock& m, const Batch& b) {
   const int bits = fewest_se_bits(m.centre.y - m.pred.y, b.wy_first - a.range, b.wy_last - a.range) +
                    fewest_se_bits(m.centre.x - m.pred.x, -a.range, a.range);
@@ -145,7 +145,7 @@ __device__ __forceinline__ void load_tile(const KernelArgs& a, const Macroblock&
                                           uint32_t* s_tile, int tid) {
   const int y0 = m.oy + b.wy_first;
   if (tile_inside(a, m, b)) {
-    if (tid < t.dr * a.tile_words) {  // t.dr >= 1 (the static_assert above Geometry)
+    if (tid < t.dr * a.tile_words) {  // t.dr >= 1 (the static_assert above Geometry, integer_geometry.cuh)
       const uint32_t* src =
           reinterpret_cast<const uint32_t*>(a.ref + static_cast<size_t>(y0 + t.r0) * a.pitch + m.ox) + t.w0;
       const size_t step = static_cast<size_t>(t.dr) * (a.pitch / 4);  // the pitch is a whole number of macroblocks

@@ -95,8 +95,9 @@ constexpr uint64_t kInvalidPenKey = 0xFFFC000000000000ull;
 constexpr uint64_t kEmptyKey = 0x7FEFFFFFFFFFFFFFull;
 static_assert(kEmptyKey < kInvalidPenKey, "keys of invalid slots must stay out of the lists");
 static_assert(kNumPartitions * kSlices <= kThreads, "stage 2 needs a thread per (partition, slice)");
-// The sweep's shared words (see sweep below): per partition 0x8000 - its bound in both u16 halves (kSeaParts words),
-// the macroblock's 16 4x4 block sums, each in both halves, and each warp's survivors of a round, by round parity.
+// The sweep's shared words (gpu/integer_sweep.cuh): per partition 0x8000 - its bound in both u16 halves (kSeaParts
+// words), the macroblock's 16 4x4 block sums, each in both halves, and each warp's survivors of a round, by round
+// parity.
 constexpr int kSeaParts = 44;  // 41, rounded up to a multiple of 4
 constexpr int kSeaCurSums = kSeaParts;
 constexpr int kSeaCounts = kSeaCurSums + 16;

@@ -13,18 +13,18 @@ namespace {
 
 // ---- The sweep: successive elimination after the centre batch --------------------------------------------------
 // Outside the centre batch most window positions cannot enter any partition's top K, and a lower bound on their SADs
-// says so for much less than computing them: a 4x4 block's SAD is at least the absolute difference of the block's
-// pixel sum and the reference's under it (Li and Salari's successive elimination), so a partition's SAD is at least
-// the sum of those differences over its blocks. After the centre batch, a block whose window lies within the padded
-// reference (window_summed) sweeps the rest of its window instead of visiting it batch by batch: in rounds of
-// kThreads groups, every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and
-// the fewest mv bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups
-// of them are computed (SADs straight from the padded reference, without a tile) and screened as a batch of their
-// own. The bounds are exact (the top of this file), and so are the lower bounds, hence the candidates do not change;
-// what changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window
-// takes a few barriers instead of three a batch. The reference's copy with a replicated border (pad_kernel) and its
-// block sums at every pixel (block_sum_kernel) are made once per uploaded picture, so that windows at the picture's
-// edges sweep too, reading whole words; a test reads 16 sums for each pair of positions, 4 positions in two words.
+// says so for much less than computing them: a 4x4 block's SAD is at least the absolute difference of the block's pixel
+// sum and the reference's under it (Li and Salari's successive elimination), so a partition's SAD is at least the sum
+// of those differences over its blocks. After the centre batch, a block whose window lies within the padded reference
+// (window_summed) sweeps the rest of its window instead of visiting it batch by batch: in rounds of kThreads groups,
+// every thread tests one group (group_may_enter: can any of its 4 positions, with the lower bound and the fewest mv
+// bits of the group, reach some partition's bound?), the surviving groups are listed, and each kGroups of them are
+// computed (SADs straight from the padded reference, without a tile) and screened as a batch of their own. The bounds
+// are exact (the top of gpu/me_cuda_kernel.cuh), and so are the lower bounds, hence the candidates do not change; what
+// changes is the work: on real pictures a tenth or less of the groups survive, and a block's rest of the window takes a
+// few barriers instead of three a batch. The reference's copy with a replicated border (pad_kernel) and its block sums
+// at every pixel (block_sum_kernel) are made once per uploaded picture, so that windows at the picture's edges sweep
+// too, reading whole words; a test reads 16 sums for each pair of positions, 4 positions in two words.
 
 // The reference's copy with a replicated border (pad_kernel) and its 4x4 block sums (block_sum_kernel, read from that
 // copy) span x from -kSumBorder to width + kSumBorder - 1 and y from -kSumBorder to height + kSumBorder - 1 (the sums
