@@ -17,8 +17,10 @@
 #                   Eq. 3 (one encode at a time, the unmodified run's encodes are the longest part)
 #   gpu-quality     PARTS=rd tools/bench_gpu_e2e.sh: BD-rate of the GPU run (GPUTopK 1, 8, temporal centre)
 #                   against the unmodified run on the real clips (parallel encodes: quality only)
-# Needs the programs built (the make targets build them) and, for the encodes, the clips of
-# sequences/make_clips.sh. A section whose benchmark fails keeps its old text; the script then exits 1.
+# Needs the programs built (the make targets build them; GME_BIN names their folder, default bin) and, for the
+# encodes, the clips of sequences/make_clips.sh. The stamp's source is the version the programs were built from (their
+# --version), which made the figures; where it is not the tree's own (`git describe`: programs not rebuilt since a
+# change, or a copy of the tree without its history), the script says so and the stamp names both. A section whose benchmark fails keeps its old text; the script then exits 1.
 # The GPU sections refuse to run without a CUDA GPU: the CPU twin would stand in and the figures would not be the
 # GPU's.
 set -uo pipefail
@@ -58,16 +60,32 @@ have_gpu() { [ "$(gpu_name)" != none ]; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+bin=${GME_BIN:-bin}
+
 # The command behind a section, as one shell line (also what the stamp shows).
 command_of() {
   case "$1" in
-    cpu-me) echo "bin/bench_me" ;;
+    cpu-me) echo "$bin/bench_me" ;;
     cpu-encode) echo "tools/bench_encode.sh" ;;
-    gpu-integer-me) echo "bin/bench_gpu${BENCH_GPU_ARGS:+ $BENCH_GPU_ARGS}" ;;
+    gpu-integer-me) echo "$bin/bench_gpu${BENCH_GPU_ARGS:+ $BENCH_GPU_ARGS}" ;;
     gpu-e2e) echo "PARTS=time tools/bench_gpu_e2e.sh" ;;
     gpu-quality) echo "PARTS=rd tools/bench_gpu_e2e.sh" ;;
   esac
 }
+
+# The version the section's program was built from: the git field of its --version line ("unknown" without one).
+built_version() {
+  local prog
+  case "$1" in
+    cpu-me) prog=$bin/bench_me ;;
+    gpu-integer-me) prog=$bin/bench_gpu ;;
+    *) prog=$bin/lencod ;;  # the encodes behind the other sections
+  esac
+  local v
+  v=$("$prog" --version 2>/dev/null | sed -n 's/^.*(git \([^,)]*\).*$/\1/p' | head -1)
+  echo "${v:-unknown}"
+}
+tree_version=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 
 status=0
 for s in "${sections[@]}"; do
@@ -94,12 +112,18 @@ for s in "${sections[@]}"; do
     grep -h "failed" "$tmp/$s.out" "$tmp/$s.err" >&2
     status=1; continue
   fi
+  built=$(built_version "$s")
+  if [ "$built" != "$tree_version" ]; then
+    echo "perf_doc: $s: warning: the programs were built from $built, the tree is at $tree_version (rebuild with make" \
+         "for figures of this tree); the stamp names both" >&2
+    built="$built (the programs' build; the tree: $tree_version)"
+  fi
   {
     echo "<!-- perf:$s -->"
     echo "Command: \`$cmd\` (regenerate: \`tools/perf_doc.sh $s\`)  "
     echo "Machine: $(cpu_model), $(nproc) cores online, load average $load_before before and $(load) after  "
     echo "GPU: $(gpu_name)  "
-    echo "Date: $start; source: $(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)"
+    echo "Date: $start; source: $built"
     echo
     echo '```text'
     sed 's/[[:space:]]*$//' "$tmp/$s.out"
