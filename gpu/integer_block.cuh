@@ -60,6 +60,15 @@ __device__ __forceinline__ void load_current(const KernelArgs& a, const Macroblo
                                                     4 * (tid & 3));
 }
 
+// Group slot q's four positions: never candidates (stage 2 may read a slot no group of the batch or chunk filled).
+__device__ __forceinline__ void mark_group_invalid(const SharedLayout& s, int q) {
+GME_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    s.pen[4 * q + k] = kInvalidPenKey;
+    s.half[4 * q + k] = kHalfCap;
+  }
+}
+
 // Padding slots past the batch, which stage 2's chunks may read: never candidates.
 __device__ __forceinline__ void mark_padding(const SharedLayout& s, int tid) {
   if (tid < kPenSlots - kBatch) {

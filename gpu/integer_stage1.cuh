@@ -120,11 +120,7 @@ __device__ __forceinline__ void stage1(const KernelArgs& a, const Macroblock& m,
         const int wy = row_of_group(g, a.row_magic);
         penalty_keys(a, m, wy, g - wy * a.groups_per_row, spiral, s, q);
       } else {
-GME_UNROLL
-        for (int k = 0; k < 4; ++k) {
-          s.pen[4 * q + k] = kInvalidPenKey;
-          s.half[4 * q + k] = kHalfCap;
-        }
+        mark_group_invalid(s, q);
       }
     }
   }

@@ -187,11 +187,7 @@ __device__ __forceinline__ void stage1_chunk(const KernelArgs& a, const Macroblo
     store_partitions(q23, s.sad + 2 * tid + 1);
     penalty_keys(a, m, wy, gx, a.order + a.spiral_at, s, tid);
   } else if (tid < steps * kStepPairs / 2) {
-GME_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      s.pen[4 * tid + k] = kInvalidPenKey;
-      s.half[4 * tid + k] = kHalfCap;
-    }
+    mark_group_invalid(s, tid);
   }
 }
 
