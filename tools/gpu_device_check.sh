@@ -6,19 +6,22 @@
 #      run on the GPU; without FFmpeg the rows are held to their hashes alone, GME_GOLDEN_NO_DECODE=1);
 #   3. a second build with compute_80 PTX only (CUDA_PTX_ONLY=1), which the driver JIT-compiles for this GPU: the
 #      same GPU tests and golden table with its programs, and with the JIT disabled the device check's refusal;
-#   4. bin/bench_gpu of this build against the build of tag gpu-before-cut (the same kernels before the cut into
-#      named pieces), alternating in rounds, plus one whole `make bench-gpu` table;
+#   4. bin/bench_gpu of this build against a base build (BASE), alternating in rounds in this one run (a GPU's
+#      figures compare only so), on the synthetic pair or the pictures BENCH_CLIPS names, plus one whole
+#      `make bench-gpu` table;
 #   5. N = 1, 4, 8, 16 concurrent GPU encodes (lencod, 640x480 clip made by bin/synth): frames/s per encode and in
 #      total, GPU memory per process (nvidia-smi); again under CUDA MPS where nvidia-cuda-mps-control exists;
 #   6. compute-sanitizer (memcheck with leak check, racecheck, synccheck, initcheck) on GPU tests, in the time left
 #      before DEADLINE seconds (default 540) after the start.
 # Usage: tools/gpu_device_check.sh OUTDIR   (OUTDIR may also come as $OUT). At most 8 files land in OUTDIR; a
 # summary table is printed last (and kept in OUTDIR/summary.txt).
-# The pre-cut source comes from `git archive gpu-before-cut` where .git is there, else from build/precut.tar (made
-# beforehand with `mkdir -p build && git archive -o build/precut.tar gpu-before-cut`); without either, step 4 runs
-# this build alone. STEPS="build tests ptx bench concurrency sanitize" chooses steps (default: all); CONC_N and
-# CONC_FRAMES change step 5's process counts (default "1 4 8 16") and clip length (260, a whole clip of a sweep:
-# each encode's time includes its CUDA start-up, as in a sweep).
+# BASE: the source step 4 compares with, a revision (`git archive BASE`, where this copy's .git has it) or a tar file
+# (made beforehand, e.g. `mkdir -p build && git archive -o build/base.tar REV`, for a copy whose .git lacks REV),
+# built for this GPU's architecture alone; without BASE step 4 times this build alone. BENCH_CLIPS: bench_gpu's
+# --clip arguments for every run of both builds (e.g. "--clip 640 /tmp/c640.yuv 40"); BENCH_ROUNDS: rounds (default
+# 5). STEPS="build tests ptx bench concurrency sanitize" chooses steps (default: all); CUDA_ARCH narrows step 1's
+# build as it does make's; CONC_N and CONC_FRAMES change step 5's process counts (default "1 4 8 16") and clip length
+# (260, a whole clip of a sweep: each encode's time includes its CUDA start-up, as in a sweep).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-}}
@@ -74,26 +77,28 @@ if want build; then
 fi
 
 # The two other builds go in the background while the tests run (the tests are not timed).
-prebuilt=0
+based=0
 if want ptx; then
   ( make -j"$jobs" CUDA=1 WERROR=${WERROR:-1} CUDA_ARCH=80 CUDA_PTX_ONLY=1 BUILD=build-ptx80 BIN=bin-ptx80 all \
       >"$tmp/build_ptx80.log" 2>&1; echo "rc $?" >>"$tmp/build_ptx80.log" ) &
   ptx_pid=$!
   ptx_start=$(date +%s)
 fi
-if want bench; then
-  pre="$tmp/precut"
-  mkdir -p "$pre"
-  if git rev-parse -q --verify gpu-before-cut >/dev/null 2>&1; then
-    git archive gpu-before-cut | tar -x -C "$pre" && prebuilt=1
-  elif [ -f build/precut.tar ]; then
-    tar -xf build/precut.tar -C "$pre" && prebuilt=1
+if want bench && [ -n "${BASE:-}" ]; then
+  base="$tmp/base"
+  mkdir -p "$base"
+  if [ -f "$BASE" ]; then
+    tar -xf "$BASE" -C "$base" && based=1
+  elif git rev-parse -q --verify "$BASE^{commit}" >/dev/null 2>&1; then
+    git archive "$BASE" | tar -x -C "$base" && based=1
   fi
-  if [ "$prebuilt" = 1 ]; then
-    ( make -C "$pre" -j"$jobs" CUDA=1 bin/bench_gpu >"$tmp/build_precut.log" 2>&1; echo "rc $?" >>"$tmp/build_precut.log" ) &
-    pre_pid=$!
+  if [ "$based" = 1 ]; then
+    arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+    ( make -C "$base" -j"$jobs" CUDA=1 CUDA_ARCH="$arch" bin/bench_gpu >"$tmp/build_base.log" 2>&1
+      echo "rc $?" >>"$tmp/build_base.log" ) &
+    base_pid=$!
   else
-    note "bench: no gpu-before-cut source (.git or build/precut.tar): this build alone"
+    note "bench: BASE=$BASE is neither a file nor a revision of this copy: this build alone"
   fi
 fi
 
@@ -126,30 +131,33 @@ if want ptx; then
   note "refusal without JIT: $(grep -i -m1 'warning' "$tmp/nojit.log")"
 fi
 
-# ---- 4. Kernel benchmark: this build against gpu-before-cut -------------------------------------------------------
-# The value of column `name` in bench_gpu's row for WIDTH (the header names the columns).
+# ---- 4. Kernel benchmark: this build against BASE ------------------------------------------------------------------
+# The value of column `name` in bench_gpu's row for WIDTH (the header names the columns; a row's first field is
+# WIDTHxHEIGHT alone, which the line naming a clip's frames, "WIDTHxHEIGHT: frames ...", is not).
 col() {  # file width name
   awk -v w="$2" -v name="$3" '$1 == "size" { for (i = 1; i <= NF; ++i) if ($i == name) c = i }
-       c && $1 ~ "^" w "x" { print $c; exit }' "$1"
+       c && $1 ~ "^" w "x[0-9]+$" { print $c; exit }' "$1"
 }
 if want bench; then
   stamp "4. bench_gpu A/B"
-  if [ "$prebuilt" = 1 ]; then
-    wait "$pre_pid"
-    { echo "== build of gpu-before-cut"; cat "$tmp/build_precut.log"; } >>"$out/build.log"
-    [ -x "$pre/bin/bench_gpu" ] || { note "bench: the gpu-before-cut build failed (build.log)"; prebuilt=0; }
+  if [ "$based" = 1 ]; then
+    wait "$base_pid"
+    { echo "== build of BASE ($BASE)"; cat "$tmp/build_base.log"; } >>"$out/build.log"
+    [ -x "$base/bin/bench_gpu" ] || { note "bench: the BASE build failed (build.log)"; based=0; }
   fi
-  builds="cut"
-  [ "$prebuilt" = 1 ] && builds="cut precut"
+  builds="this"
+  [ "$based" = 1 ] && builds="base this"
+  rounds=${BENCH_ROUNDS:-5}
   : >"$out/bench.log"
   : >"$tmp/ab.tsv"
-  for round in 1 2 3 4 5; do
+  for round in $(seq "$rounds"); do
     for b in $builds; do
       exe=bin/bench_gpu
-      [ "$b" = precut ] && exe="$pre/bin/bench_gpu"
+      [ "$b" = base ] && exe="$base/bin/bench_gpu"
       for cfg in "640 32 8" "640 32 1" "1920 32 8"; do
         set -- $cfg
-        "$exe" --no-twin --reps 50 --only $cfg >"$tmp/one.txt" 2>&1
+        # shellcheck disable=SC2086  # BENCH_CLIPS is a list of arguments
+        "$exe" --no-twin --reps 50 --only $cfg ${BENCH_CLIPS:-} >"$tmp/one.txt" 2>&1
         { echo "== round $round $b --only $cfg"; cat "$tmp/one.txt"; } >>"$out/bench.log"
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$b" "$1x$2x$3" "$(col "$tmp/one.txt" "$1" wall)" \
           "$(col "$tmp/one.txt" "$1" enc)" "$(col "$tmp/one.txt" "$1" resid)" "$(col "$tmp/one.txt" "$1" kernel)" \
@@ -159,8 +167,8 @@ if want bench; then
   done
   { echo "== make bench-gpu table (this build)"; tools/bench_gpu.sh --reps 20; } >>"$out/bench.log" 2>&1
   note ""
-  note "bench_gpu (ms per picture, min / median of 5 rounds; kernel: the integer kernels alone - the cut build times"
-  note "the banded launches with both pictures resident, gpu-before-cut one sequential launch):"
+  note "bench_gpu (ms per picture, min / median of $rounds rounds, builds alternating; kernel: the integer kernels"
+  note "alone; pictures: ${BENCH_CLIPS:-the synthetic pair}; base: ${BASE:-none}):"
   note "$(printf '%-7s %-10s %15s %15s %15s %15s' build config wall enc resid kernel)"
   for b in $builds; do
     for c in 640x32x8 640x32x1 1920x32x8; do
