@@ -91,6 +91,7 @@ class CudaSearch final : public GpuPictureSearch {
   const char* name() const override { return name_.c_str(); }
   bool runs_beside_cpu() const override { return true; }
   GpuSearchTiming last_timing() const override { return timing_; }
+  BlockCycles last_block_cycles() override;
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }
   int wait_rows(int rows) override;
@@ -149,6 +150,7 @@ class CudaSearch final : public GpuPictureSearch {
     std::vector<Resident*> in_use;
     bool tables = false;
     int refs = 0, mbs = 0, top_k = 0, subpel_metric = -1, subpel_ranks = 0;  // the answer's layout
+    int range = 0;
   };
   // The call whose bands may still be landing (a progressive answer): what wait_rows() and the next search()
   // complete. The request is kept for the twin, should the device fail before every row has landed.
@@ -253,6 +255,7 @@ class CudaSearch final : public GpuPictureSearch {
   }
 
   int device_ = 0;
+  int sms_ = 0, clock_khz_ = 0;
   std::string name_, desc_;
   double peak_ = 0;
   // A sub-pel table launch has at least this many blocks where its macroblocks' ranks allow (kTableWaves waves of

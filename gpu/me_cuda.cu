@@ -96,6 +96,8 @@ CudaSearch::CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& tra
   trace.step("streams and events");
   int clock_khz = 0, driver = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  sms_ = prop.multiProcessorCount;
+  clock_khz_ = clock_khz;
   CUDA_CHECK(cudaDriverGetVersion(&driver));
   name_ = std::string("cuda:") + prop.name;
   // Each SM issues 64 int32 lane operations per clock (4 sub-partitions x 16); one VABSDIFF4 does 4 differences.
@@ -641,6 +643,23 @@ void CudaSearch::remember_call(const PictureSearchRequest& req, const Residency&
   last_.top_k = req.top_k;
   last_.subpel_metric = req.subpel_metric;
   last_.subpel_ranks = req.subpel_metric >= 0 ? req.subpel_ranks : 0;
+  last_.range = req.search_range;
+}
+
+BlockCycles CudaSearch::last_block_cycles() {
+  std::lock_guard<std::mutex> lock(m_);
+  BlockCycles b;
+  if (last_.slot < 0 || last_.refs == 0) return b;
+  CUDA_CHECK(cudaSetDevice(device_));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  b.cycles.resize(static_cast<size_t>(last_.refs) * static_cast<size_t>(last_.mbs));
+  CUDA_CHECK(cudaMemcpy(b.cycles.data(), slots_[last_.slot].cost.as<uint32_t>(), b.cycles.size() * sizeof(uint32_t),
+                        cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b.blocks_per_sm, kKernels[last_.top_k - 1], kThreads,
+                                                           geometry(last_.range).smem));
+  b.sms = sms_;
+  b.clock_mhz = clock_khz_ / 1000.0;
+  return b;
 }
 
 // The answer points into the page-locked buffers from now on. A progressive zero-copy answer returns at once (the

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "me/me_interface.h"
 
@@ -20,9 +21,21 @@ struct GpuSearchTiming {
   int pictures_reused = 0;  // pictures found resident on the device by id
 };
 
+// Each integer-kernel block's clock cycles in the last call, as the kernel measured them for the launch order
+// (KernelArgs::cost: from the block's start to its write-out), per (reference, macroblock), reference-major; with
+// what turns them into time: the SM clock and how many such blocks an SM runs at once. A picture takes at least its
+// longest block, and at least its blocks' summed cycles over all SMs' slots (bench_gpu --blocks prints both).
+struct BlockCycles {
+  std::vector<uint32_t> cycles;
+  int blocks_per_sm = 0, sms = 0;
+  double clock_mhz = 0;
+};
+
 class GpuPictureSearch : public PictureIntegerSearch {
  public:
   virtual GpuSearchTiming last_timing() const = 0;
+  // For benchmarks: waits for the device, then copies the last call's block cycles (empty before any call).
+  virtual BlockCycles last_block_cycles() = 0;
   // Integer peak of the device in absolute differences per second (SMs x 64 int32 lanes x 4 bytes x clock), and a
   // one-line description (name, compute capability, SMs, clock, driver) for benchmark records.
   virtual double peak_absdiff_per_s() const = 0;

@@ -989,6 +989,26 @@ TEST_F(GpuMeCuda, MatchesTwinInTheCostOrder) {
         make_scene(40, 30, refs, 8, 4, rng, call++ % 2 ? Content::kNoise : Content::kSmooth, /*far_centres=*/false).req);
 }
 
+// bench_gpu --blocks reads the last call's block cycles: one per (reference, macroblock), each block's own (none
+// left at zero or poisoned by another call's layout), and what turns them into time.
+TEST_F(GpuMeCuda, LastBlockCyclesCoverEveryBlock) {
+  auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_TRUE(gpu->last_block_cycles().cycles.empty());  // no call yet
+  std::mt19937 rng(77);
+  for (int refs : {2, 1}) {
+    const Scene s = make_scene(12, 5, refs, 16, 8, rng);
+    PictureCandidates got;
+    search_->search(s.req, got);
+    const BlockCycles b = gpu->last_block_cycles();
+    ASSERT_EQ(b.cycles.size(), static_cast<size_t>(refs) * 12 * 5);
+    for (size_t i = 0; i < b.cycles.size(); ++i) EXPECT_GT(b.cycles[i], 1000u) << "block " << i;
+    EXPECT_GE(b.blocks_per_sm, 1);
+    EXPECT_GE(b.sms, 1);
+    EXPECT_GT(b.clock_mhz, 100.0);
+  }
+}
+
 TEST_F(GpuMeCuda, MatchesTwinWhereBatchesLieBeyondEveryBound) {
   for_each_still_flat_scene(5, 3, [this](const PictureSearchRequest& req) { expect_same_as_twin(req); });
 }

@@ -4,7 +4,10 @@
 // pictures resident; the device time of the steady-state call; the integer kernels alone (CUDA events); absolute
 // differences per second against the device's integer peak; and the twin's time and whether it gives the same
 // candidates. Then the sub-pel tables' extra time. Medians after warm-up.
-//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE FRAME]...
+//   bin/bench_gpu [--reps N] [--twin-all | --no-twin] [--only WIDTH RANGE K] [--clip WIDTH FILE FRAME]... [--blocks]
+// --blocks: after each row, the integer kernel's blocks in the last call (both pictures resident): their clock
+// cycles' spread, and the two floors they put under the kernel's time: its longest block, and all blocks' cycles
+// spread over every SM's slots (blocks an SM runs at once x SMs).
 // --clip: the pictures of that width (640 or 1920) are frames FRAME - 1 (the reference) and FRAME (the current one)
 // of a clip (raw 4:2:0, y4m or .gz, as lencod reads them) instead of the synthetic pair: the kernel's bounds, and so
 // its work, depend on the content. The sub-pel tables are timed on the synthetic pair only, in runs without --clip.
@@ -47,6 +50,26 @@ constexpr int kLambdaQp28 = 384000;
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One line on the last call's integer-kernel blocks (--blocks): how many, their cycles (mean, median, 90th and 98th
+// percentile, largest), and in us at the SM clock the two floors under the kernel's time beside its time.
+std::string describe_block_cycles(BlockCycles b, double kernel_ms) {
+  if (b.cycles.empty() || b.clock_mhz <= 0) return "  blocks: none measured";
+  std::sort(b.cycles.begin(), b.cycles.end());
+  const size_t n = b.cycles.size();
+  double sum = 0;
+  for (uint32_t c : b.cycles) sum += c;
+  auto at = [&](double q) { return b.cycles[std::min(n - 1, static_cast<size_t>(q * static_cast<double>(n)))] / 1e3; };
+  const double slots = static_cast<double>(b.blocks_per_sm) * b.sms;
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "  blocks: %zu, %d an SM x %d SMs at a time; k cycles mean %.1f, median %.1f, p90 %.1f, p98 %.1f, "
+                "max %.1f; floors at %.0f MHz: longest block %.1f us, all over the slots %.1f us (kernel %.1f us)",
+                n, b.blocks_per_sm, b.sms, sum / static_cast<double>(n) / 1e3, at(0.5), at(0.9), at(0.98),
+                b.cycles.back() / 1e3, b.clock_mhz, b.cycles.back() / b.clock_mhz,
+                slots > 0 ? sum / slots / b.clock_mhz : 0.0, kernel_ms * 1e3);
+  return line;
 }
 
 double median(std::vector<double> v) {
@@ -161,7 +184,7 @@ void bench_subpel_tables(PictureIntegerSearch& search, GpuPictureSearch* gpu, in
 int main(int argc, char** argv) {
   gme::set_default_cuda_connections();  // lencod's environment, so the figures are lencod's
   int reps = 30;
-  bool twin_all = false, no_twin = false;
+  bool twin_all = false, no_twin = false, blocks = false;
   int only_w = 0, only_range = 0, only_k = 0;  // --only: one configuration (for profilers)
   struct Clip {
     std::string path;
@@ -177,6 +200,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--twin-all")) twin_all = true;
     else if (!std::strcmp(argv[i], "--no-twin")) no_twin = true;
+    else if (!std::strcmp(argv[i], "--blocks")) blocks = true;
     else if (!std::strcmp(argv[i], "--only") && i + 3 < argc) {
       only_w = std::atoi(argv[++i]); only_range = std::atoi(argv[++i]); only_k = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--clip") && i + 3 < argc) {
@@ -199,7 +223,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "bench_gpu: unknown argument '%s' (expected --reps N, --twin-all, --no-twin, "
-                   "--only WIDTH RANGE K, --clip WIDTH FILE FRAME)\n", argv[i]);
+                   "--only WIDTH RANGE K, --clip WIDTH FILE FRAME, --blocks)\n", argv[i]);
       return 2;
     }
   }
@@ -260,6 +284,7 @@ int main(int argc, char** argv) {
       const double absdiffs = static_cast<double>(mbw) * mbh * window_positions(run.range) * 256.0;
       PictureCandidates got;
       double wall = 0, encoder_case = 0, resident = 0, kernel = 0, upload = 0, device_total = 0;
+      std::string block_floors;
       if (gpu) {
         // One timed loop: median of `reps` calls after 3 warm-up calls (module load, allocations, caches).
         // Residency: 0 both pictures uploaded, 1 the reference resident and a new current picture each call (the
@@ -289,6 +314,7 @@ int main(int argc, char** argv) {
         kernel = median(k);
         upload = median(u);
         device_total = median(t);
+        if (blocks) block_floors = describe_block_cycles(gpu->last_block_cycles(), kernel);
         req.cur_id = -1;
         req.ref_ids.clear();
       }
@@ -308,6 +334,7 @@ int main(int argc, char** argv) {
       std::printf("%4dx%-5d %3d %2d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %10.3g %5.1f%% %9.1f %s\n", sz.w, sz.h,
                   run.range, run.k, wall, encoder_case, resident, device_total, kernel, upload, rate,
                   gpu ? 100.0 * rate / gpu->peak_absdiff_per_s() : 0.0, twin_ms, identical.c_str());
+      if (!block_floors.empty()) std::printf("%s\n", block_floors.c_str());
       std::fflush(stdout);
       if (identical == "NO") return 1;
     }
