@@ -19,6 +19,7 @@
 
 #include "common/dsp.h"
 #include "common/frame.h"
+#include "gpu/bands.h"
 #include "gpu/cuda_resources.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
@@ -42,44 +43,9 @@ class StartupTrace {
   bool on_;
   std::chrono::steady_clock::time_point t_;
 };
-// ---- Bands ------------------------------------------------------------------------------------------------------
-// The picture is cut into bands of macroblock rows, each launched as soon as its rows of the current picture are
-// staged. The block scheduler starts a band's blocks only after the blocks of the bands launched before it, so the
-// costliest macroblocks can start first (the launch order, gpu/cost_order.h) only among those of their band; and a
-// band's last blocks leave SMs idle while other bands' blocks are still queued behind earlier ones. Small pictures
-// therefore gain less from starting early than they lose there: a band has at least kBandMbs macroblocks, there are
-// 2 bands at least (the first starts on the first rows staged) and kBands at most (2 at 640x480, 8 at 1080p).
+// ---- Bands (gpu/bands.h) --------------------------------------------------------------------------------------------
 // kStreams compute streams, so 1080p's 8 bands never queue behind one another.
 constexpr int kStreams = 8;
-constexpr int kBands = 8;
-constexpr int kBandMbs = 600;
-inline int bands_for(int num_mbs) { return std::clamp(num_mbs / kBandMbs, 2, kBands); }
-// Where equal bands would be large (more than kFirstBandSplitMbs macroblocks each), the first band is a fraction of
-// the others (1 / kFirstBandDiv of their rows, one row at least): its kernel starts after fewer staged rows, and the
-// GPU fills while the host stages the next band (1080p: 3/10/10/10/10/10/10/5 rows). Bands of 600 macroblocks
-// (640x480: 15/15 rows) are not split: there the smaller first band makes the later ones end later.
-constexpr int kFirstBandDiv = 3;
-constexpr int kFirstBandSplitMbs = 600;
-
-// Macroblock row where each of `bands` bands starts, and mb_height at the end.
-inline std::vector<int> band_starts(int mb_width, int mb_height, int bands) {
-  std::vector<int> start = {0};
-  if (bands > 1) {
-    const int equal = (mb_height + bands - 1) / bands;
-    const int first = equal * mb_width > kFirstBandSplitMbs ? std::max(1, equal / kFirstBandDiv) : equal;
-    start.push_back(std::min(mb_height, first));
-    const int rest = (mb_height - start.back() + bands - 2) / (bands - 1);
-    while (start.back() < mb_height) start.push_back(std::min(mb_height, start.back() + std::max(1, rest)));
-  } else {
-    start.push_back(mb_height);
-  }
-  return start;
-}
-
-// The band holding macroblock row `row` (band_starts' layout).
-inline int band_of_row(const std::vector<int>& start, int row) {
-  return static_cast<int>(std::upper_bound(start.begin(), start.end(), row) - start.begin()) - 1;
-}
 
 class CudaSearch final : public GpuPictureSearch {
  public:

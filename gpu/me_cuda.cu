@@ -710,7 +710,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   stage_params(req, c, res.cur_pending);  // the current picture's rows follow: their events cover the parameters
   reserve_outputs(req, c);
   const std::vector<int> band_start =
-      band_starts(req.mb_width, req.mb_height, bands_for(req.mb_width * req.mb_height));
+      band_starts(req.mb_height, bands_for(req.mb_width * req.mb_height));
   std::vector<Launch> launches = launch_bands(req, res, band_start, order_sent, c);
   if (req.subpel_metric >= 0) {
     std::vector<cudaEvent_t> waits;

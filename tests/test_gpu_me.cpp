@@ -1065,7 +1065,7 @@ TEST_F(GpuMeCuda, SubpelTablesMatchTwin) {
 TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
   // The encoder's request: zero copy, tables, progressive. The macroblock loop asks for rows as it reaches them;
   // every row it was told is ready must hold the twin's candidates and tables, whatever has landed after it.
-  // 1920x720 has bands of more than 600 macroblocks, so its first band is a third of the others (band_starts).
+  // 1920x720's 45 rows make 8 bands, the first shorter than the others (3/6/.../6: gpu/bands.h).
   std::mt19937 rng(8080);
   struct Shape { int mbw, mbh, refs, range, k; };
   for (const Shape& sh : {Shape{11, 17, 1, 16, 8}, Shape{11, 17, 2, 16, 8}, Shape{120, 45, 1, 4, 2}}) {
