@@ -23,7 +23,8 @@ inline int bands_for(int num_mbs) { return std::clamp(num_mbs / kBandMbs, 2, kBa
 // those are the band's cheapest only where the band spans more than the GPU's blocks at a time; a short band last
 // would start its costliest blocks at the very end. First, it also starts the GPU after fewer staged rows.
 inline std::vector<int> band_starts(int mb_height, int bands) {
-  const int rows = (mb_height + bands - 1) / std::max(1, bands);
+  const int n = std::max(1, bands);
+  const int rows = (mb_height + n - 1) / n;
   const int count = (mb_height + rows - 1) / rows;  // `bands` or fewer: none empty
   std::vector<int> start = {0};
   for (int b = 1; b < count; ++b) start.push_back(mb_height - rows * (count - b));
