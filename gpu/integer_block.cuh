@@ -20,6 +20,7 @@ struct SharedLayout {
   uint32_t* worst;   // [2][kThreads]: each list's bound at the end of a batch, by batch parity
   uint32_t* order;   // kOrderWords: the batch's step order
   uint32_t* sea;     // the sweep's words (kSeaBytes)
+  unsigned char* bits;  // the mv bits table (bits_table_offset), kBitsBytes
   uint32_t* tile;    // the batch's reference rows; in stage 2 the queue or the coset minima
 };
 
@@ -32,13 +33,15 @@ __device__ __forceinline__ SharedLayout shared_layout(unsigned char* smem) {
   s.worst = s.cur + kCurBytes / 4;
   s.order = s.worst + kWorstBytes / 4;
   s.sea = s.order + kOrderWords;
-  s.tile = s.sea + kSeaBytes / 4;
+  s.bits = reinterpret_cast<unsigned char*>(s.sea + kSeaBytes / 4);
+  s.tile = s.sea + (kSeaBytes + kBitsBytes) / 4;
   return s;
 }
 
 struct Macroblock {
   int index, px, py;   // macroblock number and its top-left pixel
   short2 centre, pred;  // window centre and penalty predictor (quarter pel)
+  bool pred_centred;    // pred == centre: the mv bits of window row or column d are the table's (bits_table_offset)
   int ox, oy;          // reference pixel under window position (0, 0), i.e. vector centre - range
 };
 
@@ -49,6 +52,7 @@ __device__ __forceinline__ Macroblock block_macroblock(const KernelArgs& a) {
   m.py = (m.index / a.mb_width) * 16;
   m.centre = a.centre[m.index];
   m.pred = a.pred[m.index];
+  m.pred_centred = m.centre.x == m.pred.x && m.centre.y == m.pred.y;
   m.ox = m.px + (m.centre.x >> 2) - a.range;
   m.oy = m.py + (m.centre.y >> 2) - a.range;
   return m;
@@ -58,6 +62,16 @@ __device__ __forceinline__ void load_current(const KernelArgs& a, const Macroblo
   if (tid < 64)
     s_cur[tid] = *reinterpret_cast<const uint32_t*>(a.cur + static_cast<size_t>(m.py + (tid >> 2)) * a.pitch + m.px +
                                                     4 * (tid & 3));
+}
+
+// The mv bits table (bits_table_offset) to shared memory, where a block whose predictor is its window centre takes
+// its penalties' mv bits (penalty_keys, group_may_enter); read after the block's first barrier. The last threads
+// copy it, beside load_current's first 64.
+__device__ __forceinline__ void load_bits(const KernelArgs& a, const Macroblock& m, unsigned char* s_bits, int tid) {
+  const int words = bits_table_words(a.groups_per_row);
+  if (m.pred_centred && tid >= kThreads - words)
+    reinterpret_cast<uint32_t*>(s_bits)[tid - (kThreads - words)] =
+        __ldg(a.order + a.bits_at + (tid - (kThreads - words)));
 }
 
 // Group slot q's four positions: never candidates (stage 2 may read a slot no group of the batch or chunk filled).

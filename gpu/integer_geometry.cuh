@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/exp_golomb.h"
 #include "gpu/me_twin.h"
 #include "me/me_interface.h"
 #include "me/spiral.h"
@@ -102,6 +103,9 @@ constexpr int kSeaParts = 44;  // 41, rounded up to a multiple of 4
 constexpr int kSeaCurSums = kSeaParts;
 constexpr int kSeaCounts = kSeaCurSums + 16;
 constexpr int kSeaBytes = (kSeaCounts + 2 * 4) * 4;
+// The mv bits table (bits_table_offset) in shared memory: 5 groups_per_row bytes, SearchRange 128 at most.
+constexpr int kBitsBytes = (5 * ((2 * 128 + 1 + 3) / 4) + 15) / 16 * 16;
+static_assert(kBitsBytes % 16 == 0, "the tile after the bits table stays aligned");
 static_assert(kSeaBytes % 16 == 0 && kSeaParts >= kNumPartitions, "the tile after the sweep's words stays aligned");
 // A partition bound from which on the sweep's u16 test cannot work (0x8000 - bound must stay positive, and the capped
 // 16x16 lower bound plus it below 2^16): a block with such a bound after its centre batch does not sweep.
@@ -134,7 +138,7 @@ inline Geometry geometry(int range) {
   // (kGroups - 1) / G + 2 window rows, each needing 16 reference rows.
   g.tile_words = g.groups_per_row + 4;
   g.tile_rows = std::min(g.win, (kGroups - 1) / g.groups_per_row + 2) + 15;
-  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes + kSeaBytes +
+  g.smem = kSadBytes + kPenBytes + kHalfBytes + kCurBytes + kWorstBytes + kOrderBytes + kSeaBytes + kBitsBytes +
            std::max({static_cast<size_t>(g.tile_rows) * g.tile_words * 4, static_cast<size_t>(kQueueBytes),
                      static_cast<size_t>(kCosetBytes)});
   return g;
@@ -167,7 +171,11 @@ GME_HOST_DEVICE inline int centre_batch_of(int range, int groups_per_row, int nu
 // (0 past the right edge), which stage 1 reads a group's 4 at a time instead of computing them; then
 // (offset_table_offset) the inverse: for each spiral index of the window, its vector offset from the window centre
 // in quarter pels, x in the low 16 bits and y in the high, both signed, which merge_lists reads instead of solving
-// the spiral's rings. Depends on the search range only.
+// the spiral's rings; then (bits_table_offset) a byte per window row or column d < 4 groups_per_row, the mv bits of
+// the vector difference 4 (d - range), se_bits (0 past the window), and a byte per group column, the fewest bits of
+// its 4 columns: a block whose penalty predictor is its window centre (every macroblock of the encoder's requests)
+// copies them to shared memory (load_bits) and reads its penalties' mv bits there instead of computing them.
+// Depends on the search range only.
 GME_HOST_DEVICE inline int spiral_table_offset(int num_batches) {
   return (num_batches * kOrderWords + kSeedWords + 3) / 4 * 4;
 }
@@ -175,12 +183,29 @@ GME_HOST_DEVICE inline int offset_table_offset(int num_batches, int win, int gro
   return spiral_table_offset(num_batches) + win * 4 * groups_per_row;
 }
 
+GME_HOST_DEVICE inline int bits_table_offset(int num_batches, int win, int groups_per_row) {
+  return (offset_table_offset(num_batches, win, groups_per_row) + win * win + 3) / 4 * 4;
+}
+// Its length in words: a byte per entry (at most se_bits(4 * 128) = 21).
+GME_HOST_DEVICE inline int bits_table_words(int groups_per_row) { return (5 * groups_per_row + 3) / 4; }
+static_assert(((5 * ((2 * 128 + 1 + 3) / 4) + 3) / 4) * 4 <= kBitsBytes, "the largest window's bits fit");
+
 inline std::vector<uint32_t> step_order_table(int range) {
   const Geometry g = geometry(range);
   const int num_batches = (g.num_groups + kGroups - 1) / kGroups;
   const size_t spiral_at = static_cast<size_t>(spiral_table_offset(num_batches));
   const size_t offsets_at = static_cast<size_t>(offset_table_offset(num_batches, g.win, g.groups_per_row));
-  std::vector<uint32_t> table(offsets_at + static_cast<size_t>(g.win) * g.win, 0);
+  const size_t bits_at = static_cast<size_t>(bits_table_offset(num_batches, g.win, g.groups_per_row));
+  std::vector<uint32_t> table(bits_at + static_cast<size_t>(bits_table_words(g.groups_per_row)), 0);
+  {
+    unsigned char* bits = reinterpret_cast<unsigned char*>(&table[bits_at]);
+    for (int d = 0; d < g.win; ++d) bits[d] = static_cast<unsigned char>(se_bits(4 * (d - range)));
+    for (int gx = 0; gx < g.groups_per_row; ++gx) {
+      int fewest = INT_MAX;
+      for (int d = 4 * gx; d < std::min(4 * gx + 4, g.win); ++d) fewest = std::min(fewest, static_cast<int>(bits[d]));
+      bits[4 * g.groups_per_row + gx] = static_cast<unsigned char>(fewest);
+    }
+  }
   for (int wy = 0; wy < g.win; ++wy)
     for (int xi = 0; xi < g.win; ++xi) {
       const int s = spiral_index(xi - range, wy - range);
@@ -237,6 +262,7 @@ struct KernelArgs {
                              // its inverse
   int spiral_at;             // where the spiral indices start in order (spiral_table_offset)
   int offsets_at;            // where their inverse starts (offset_table_offset)
+  int bits_at;               // where the mv bits of the window's rows and columns start (bits_table_offset)
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
@@ -260,6 +286,7 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.lambda = req.lambda_factor;
   a.spiral_at = spiral_table_offset((g.num_groups + kGroups - 1) / kGroups);
   a.offsets_at = offset_table_offset((g.num_groups + kGroups - 1) / kGroups, g.win, g.groups_per_row);
+  a.bits_at = bits_table_offset((g.num_groups + kGroups - 1) / kGroups, g.win, g.groups_per_row);
   a.row_magic = row_magic(g.groups_per_row);
   return a;
 }

@@ -78,7 +78,18 @@ GME_UNROLL
 __device__ __forceinline__ void penalty_keys(const KernelArgs& a, const Macroblock& m, int wy, int gx,
                                              const uint32_t* spiral, const SharedLayout& s, int q) {
   const int dy = wy - a.range;
-  const int bits_y = se_bits(m.centre.y + 4 * dy - m.pred.y);
+  int bits_x[4];
+  int bits_y;
+  if (m.pred_centred) {  // the same in the whole block
+    bits_y = s.bits[wy];
+    const uint32_t b4 = reinterpret_cast<const uint32_t*>(s.bits)[gx];
+GME_UNROLL
+    for (int k = 0; k < 4; ++k) bits_x[k] = static_cast<int>((b4 >> (8 * k)) & 0xffu);
+  } else {
+    bits_y = se_bits(m.centre.y + 4 * dy - m.pred.y);
+GME_UNROLL
+    for (int k = 0; k < 4; ++k) bits_x[k] = se_bits(m.centre.x + 4 * (4 * gx + k - a.range) - m.pred.x);
+  }
   const uint4 sp4 = __ldg(reinterpret_cast<const uint4*>(spiral + (wy * a.groups_per_row + gx) * 4));
   const uint32_t sp[4] = {sp4.x, sp4.y, sp4.z, sp4.w};
 GME_UNROLL
@@ -86,8 +97,7 @@ GME_UNROLL
     const int xi = 4 * gx + k;
     uint64_t pen = kInvalidPenKey;
     if (xi < a.win) {
-      const int dx = xi - a.range;
-      const int bits = se_bits(m.centre.x + 4 * dx - m.pred.x) + bits_y;
+      const int bits = bits_x[k] + bits_y;
       pen = ((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) << kSpiralBits) |
             static_cast<uint64_t>(sp[k]);
     }

@@ -140,10 +140,13 @@ static_assert(kNumPartitions > 32 && kNumPartitions <= 64, "least_slack: one or 
 // SAD) + (the group's fewest penalty) <= bound of p, i.e. lower bound + (0x8000 - bound) <= 0x8000 - penalty, with
 // every term below 2^16 (bounds below kSeaCap, the 16x16 lower bound capped: a smaller lower bound only keeps more).
 __device__ __forceinline__ bool group_may_enter(const KernelArgs& a, const Macroblock& m, int g, const uint32_t* s_sea,
-                                                uint32_t slack) {
+                                                const unsigned char* s_bits, uint32_t slack) {
   const int wy = row_of_group(g, a.row_magic), gx = g - wy * a.groups_per_row;
-  const int bits = se_bits(m.centre.y + 4 * (wy - a.range) - m.pred.y) +
-                   fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
+  const int bits =
+      m.pred_centred  // the same in the whole block
+          ? s_bits[wy] + s_bits[4 * a.groups_per_row + gx]
+          : se_bits(m.centre.y + 4 * (wy - a.range) - m.pred.y) +
+                fewest_se_bits(m.centre.x - m.pred.x, 4 * gx - a.range, min(4 * gx + 3, a.win - 1) - a.range);
   const uint32_t pen = static_cast<uint32_t>(
       min((static_cast<uint64_t>(a.lambda) * static_cast<uint64_t>(bits)) >> 16, static_cast<uint64_t>(0x8000u)));
   // Every lower bound is at least 0: a penalty above every partition's bound (0x8000 - slack, slack = least_slack)

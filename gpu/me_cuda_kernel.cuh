@@ -14,6 +14,7 @@
 //
 //   integer_search_kernel
 //     load_current          the macroblock's 16x16 pixels to shared memory
+//     load_bits             where the predictor is the window centre: the mv bits of the window's rows and columns
 //     mark_padding          the slots stage 2 may read past a batch: invalid keys
 //     for each batch of kBatch = 384 window positions (96 groups of 4 horizontally adjacent ones), the centre's
 //     batch first, then alternately below and above it (batch_at):
@@ -26,7 +27,7 @@
 //         group_sads        16 4x4 SADs of the group's 4 positions (VABSDIFF4 on funnel-shifted words)
 //         store_partitions  the 41 partition SADs, two positions per u16 pair, to shared memory
 //         penalty_keys      (threads 96..127) each position's penalty key (lambda * mv bits << 17 | spiral) and u16
-//                           screen half
+//                           screen half (the mv bits from load_bits' table, or computed where the predictor differs)
 //       stage 2 (threads 0..122, 3 list threads per partition, each a third of the batch's positions)
 //         list_bound        the screen's bound: the list's own K-th key, the pooled and previous-batch bounds
 //                           and the split bound of the lists' published keys (publish_bound, at the batch's end)
@@ -131,6 +132,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_sear
   const long long start = clock64();
   const Macroblock m = block_macroblock(a);
   load_current(a, m, s.cur, tid);
+  load_bits(a, m, s.bits, tid);
   mark_padding(s, tid);
 
   // Stage-2 roles: list thread (partition, slice); threads past the last one rescan partition 40.
@@ -192,7 +194,7 @@ GME_UNROLL
           const bool last_round = ++visited == rounds;
           const int g = r * kThreads + tid;
           const bool keep = g < a.num_groups && (g < centre_first || g >= centre_first + kGroups) &&
-                            group_may_enter(a, m, g, s.sea, slack);
+                            group_may_enter(a, m, g, s.sea, s.bits, slack);
           const unsigned mask = __ballot_sync(0xffffffffu, keep);
           uint32_t* counts = s.sea + kSeaCounts + 4 * (visited & 1);  // by parity: a warp may write the next round's
           if ((tid & 31) == 0) counts[tid >> 5] = static_cast<uint32_t>(__popc(mask));

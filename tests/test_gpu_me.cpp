@@ -912,6 +912,29 @@ TEST(GpuMeKernelOps, LeastSlackIsTheSmallestOfThePartitionsWords) {
   }
 }
 
+TEST(GpuMeKernelTables, MvBitsOfTheWindowsRowsAndColumns) {
+  // The bytes a block whose predictor is its window centre reads its penalties' mv bits from: per window row or
+  // column d, se_bits of the vector difference 4 (d - range) (0 past the window), and per group column the fewest of
+  // its columns', at every search range; they fit the shared memory kept for them.
+  for (int range = 1; range <= 128; ++range) {
+    const Geometry g = geometry(range);
+    const int batches = (g.num_groups + kGroups - 1) / kGroups;
+    const std::vector<uint32_t> table = step_order_table(range);
+    const int at = bits_table_offset(batches, g.win, g.groups_per_row);
+    ASSERT_EQ(table.size(), static_cast<size_t>(at + bits_table_words(g.groups_per_row))) << range;
+    ASSERT_LE(bits_table_words(g.groups_per_row) * 4, kBitsBytes) << range;
+    ASSERT_GE(at, offset_table_offset(batches, g.win, g.groups_per_row) + g.win * g.win) << range;
+    const unsigned char* bits = reinterpret_cast<const unsigned char*>(&table[static_cast<size_t>(at)]);
+    for (int d = 0; d < 4 * g.groups_per_row; ++d)
+      ASSERT_EQ(bits[d], d < g.win ? se_bits(4 * (d - range)) : 0) << range << " " << d;
+    for (int gx = 0; gx < g.groups_per_row; ++gx) {
+      int fewest = INT_MAX;
+      for (int d = 4 * gx; d < std::min(4 * gx + 4, g.win); ++d) fewest = std::min(fewest, se_bits(4 * (d - range)));
+      ASSERT_EQ(bits[4 * g.groups_per_row + gx], fewest) << range << " " << gx;
+    }
+  }
+}
+
 TEST(GpuMeKernelLimits, SharedMemoryAllowsTheBlocksPerSm) {
   // An H100 SM has 228 KB of shared memory and reserves 1 KB per block: the blocks per SM of the launch bound
   // (5 for K <= 8: at most 45,670 bytes each) must fit at every search range.
