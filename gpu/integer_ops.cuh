@@ -105,11 +105,5 @@ __device__ __forceinline__ uint32_t add_min_u16x2(uint32_t a, uint32_t b, uint32
 #endif
 }
 
-// Per 16-bit half: min(min(a + b, 65535), c), the add saturated rather than wrapped: a + min(b, 65535 - a) never
-// passes 65535. The coset pre-pass needs it (a wrapped sum would claim a cost no position has); the screen does not.
-__device__ __forceinline__ uint32_t add_sat_min_u16x2(uint32_t a, uint32_t b, uint32_t c) {
-  return add_min_u16x2(a, min_u16x2(b, ~a), c);
-}
-
 }  // namespace
 }  // namespace gme

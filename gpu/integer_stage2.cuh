@@ -163,12 +163,14 @@ GME_UNROLL
 
 // Centre batch: every position of the partition in the batch belongs to one of 2 kCosetClasses disjoint cosets (this
 // lane's step st, even or odd half of a pair: coset (st mod kCosetClasses, half)). Each lane writes its minima of
-// (penalty key >> 33) + SAD per coset, saturated at 65535 (below kHalfCap the sums are exact and belong to real
-// positions; coset_bound takes anything from kHalfCap up as "no bound"), to column tid of s_coset. The cosets
-// interleave finely (a step is 48 positions of one or two window rows), so each holds a position near the batch's
-// best matches.
+// (penalty key >> 33) + SAD per coset to column tid of s_coset; below kHalfCap they are exact and belong to real
+// positions (coset_bound takes anything from kHalfCap up as "no bound"). Each SAD is capped at 0x8000 before the add,
+// so that no sum passes 65535 and wraps (a penalty half is at most kHalfCap) and a capped one stays at 0x8000 or more:
+// one instruction a pair fewer than a saturating add. The cosets interleave finely (a step is 48 positions of one or
+// two window rows), so each holds a position near the batch's best matches.
 __device__ __forceinline__ void coset_minima(const uint32_t* row, const uint32_t* half2, int slice, int steps,
                                              uint32_t* s_coset, int tid) {
+  static_assert(kHalfCap + 0x8000u <= 0xffffu, "a capped SAD plus a penalty half stays below 2^16");
   uint32_t cm[kCosetClasses];
 GME_UNROLL
   for (int c = 0; c < kCosetClasses; ++c) cm[c] = ~0u;
@@ -179,7 +181,7 @@ GME_UNROLL
         const int b = slice + kStepPairs * (st0 + c);
 GME_UNROLL
         for (int j = 0; j < kLanePairs; ++j)
-          cm[c] = add_sat_min_u16x2(row[b + j * kSlices], half2[b + j * kSlices], cm[c]);
+          cm[c] = add_min_u16x2(min_u16x2(row[b + j * kSlices], 0x80008000u), half2[b + j * kSlices], cm[c]);
       }
     }
   }
@@ -189,8 +191,8 @@ GME_UNROLL
 
 // After coset_minima and a barrier: the partition's coset minima are the smallest of its 3 lanes'; the K-th smallest
 // of the 2 kCosetClasses is a bound (the cosets are disjoint, so K distinct positions lie at or below it), found by
-// sorting them (a bitonic network, once a block). ~0 where it is kHalfCap or more: such a minimum may come from an
-// invalid slot or a clamped penalty, "no bound".
+// sorting them (a bitonic network, once a block; for K = 1 their minimum). ~0 where it is kHalfCap or more: such a
+// minimum may come from an invalid slot or a clamped penalty, "no bound".
 template <int K>
 __device__ __forceinline__ uint32_t coset_bound(const uint32_t* s_coset, int list_part) {
   constexpr int kCosets = 2 * kCosetClasses;
@@ -203,19 +205,24 @@ GME_UNROLL
     v[2 * c] = x & 0xffffu;
     v[2 * c + 1] = x >> 16;
   }
+  if constexpr (K == 1) {  // the smallest: no sort
 GME_UNROLL
-  for (int k = 2; k <= kCosets; k *= 2)
+    for (int i = 1; i < kCosets; ++i) v[0] = min(v[0], v[i]);
+  } else {
 GME_UNROLL
-    for (int j = k / 2; j > 0; j /= 2)
+    for (int k = 2; k <= kCosets; k *= 2)
 GME_UNROLL
-      for (int i = 0; i < kCosets; ++i) {
-        const int l = i ^ j;
-        if (l > i) {
-          const uint32_t lo = min(v[i], v[l]), hi = max(v[i], v[l]);
-          v[i] = (i & k) == 0 ? lo : hi;
-          v[l] = (i & k) == 0 ? hi : lo;
+      for (int j = k / 2; j > 0; j /= 2)
+GME_UNROLL
+        for (int i = 0; i < kCosets; ++i) {
+          const int l = i ^ j;
+          if (l > i) {
+            const uint32_t lo = min(v[i], v[l]), hi = max(v[i], v[l]);
+            v[i] = (i & k) == 0 ? lo : hi;
+            v[l] = (i & k) == 0 ? hi : lo;
+          }
         }
-      }
+  }
   return v[K - 1] >= kHalfCap ? ~0u : v[K - 1];
 }
 

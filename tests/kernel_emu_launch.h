@@ -15,7 +15,7 @@
 namespace gme {
 
 // The kernel compiled without Hopper's packed u16 instructions (tests/test_gpu_me_pre_hopper.cpp): the search, and
-// the packed u16 helpers (op 0 add_u16x2, 1 min_u16x2, 2 add_min_u16x2, 3 add_sat_min_u16x2) for comparing them with
+// the packed u16 helpers (op 0 add_u16x2, 1 min_u16x2, 2 add_min_u16x2) for comparing them with
 // the Hopper instructions' models.
 void emulated_search_pre_hopper(const PictureSearchRequest& req, PictureCandidates& out);
 uint32_t packed_u16_op_pre_hopper(int op, uint32_t a, uint32_t b, uint32_t c);
@@ -112,8 +112,7 @@ inline uint32_t packed_u16_op(int op, uint32_t a, uint32_t b, uint32_t c) {
   switch (op) {
     case 0: return add_u16x2(a, b);
     case 1: return min_u16x2(a, b);
-    case 2: return add_min_u16x2(a, b, c);
-    default: return add_sat_min_u16x2(a, b, c);
+    default: return add_min_u16x2(a, b, c);
   }
 }
 
