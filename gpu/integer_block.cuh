@@ -48,8 +48,11 @@ struct Macroblock {
 __device__ __forceinline__ Macroblock block_macroblock(const KernelArgs& a) {
   Macroblock m;
   m.index = a.slot_mb ? a.slot_mb[a.mb_first + blockIdx.x] : a.mb_first + static_cast<int>(blockIdx.x);
-  m.px = (m.index % a.mb_width) * 16;
-  m.py = (m.index / a.mb_width) * 16;
+  // m.index / mb_width by row_of_group's multiply-high: exact while m.index (mb_width - 1) < 2^31, far beyond any
+  // picture check_search_request accepts.
+  const int mb_row = row_of_group(m.index, a.mb_magic);
+  m.px = (m.index - mb_row * a.mb_width) * 16;
+  m.py = mb_row * 16;
   m.centre = a.centre[m.index];
   m.pred = a.pred[m.index];
   m.pred_centred = m.centre.x == m.pred.x && m.centre.y == m.pred.y;
@@ -136,16 +139,16 @@ __device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const M
 }
 
 // Where this thread's words of the tile start and how it steps through them, without a division per word:
-// kThreads = dr rows + dw words.
+// kThreads = dr rows + dw words (the divisions by tile_words themselves multiplies-high, as row_of_group's).
 struct TileWalk {
   int r0, w0, dr, dw;
 };
 
 __device__ __forceinline__ TileWalk tile_walk(const KernelArgs& a, int tid) {
   TileWalk t;
-  t.r0 = tid / a.tile_words;
+  t.r0 = row_of_group(tid, a.tile_magic);  // tid / tile_words
   t.w0 = tid - t.r0 * a.tile_words;
-  t.dr = kThreads / a.tile_words;
+  t.dr = row_of_group(kThreads, a.tile_magic);
   t.dw = kThreads - t.dr * a.tile_words;
   return t;
 }

@@ -252,9 +252,11 @@ struct KernelArgs {
   const uint8_t* padded;     // the reference with a replicated border at (0, 0) (pad_kernel), sum_pitch(width) a row
   int pitch, width, height;  // both pictures: no border on the device, pitch = width
   int mb_width;
+  uint32_t mb_magic;         // row_magic(mb_width): a macroblock's row without a division
   int mb_first;              // first macroblock of this launch (launches cover runs of macroblock rows)
   int range, win, groups_per_row, num_groups, tile_words;
   uint32_t row_magic;        // row_of_group's multiplier: ceil(2^31 / groups_per_row)
+  uint32_t tile_magic;       // the same for tile_words (tile_walk)
   int lambda;
   const short2* centre;      // this reference's (ref, mb) entries
   const short2* pred;
@@ -278,6 +280,7 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.pitch = a.width = req.mb_width * 16;  // the device holds pictures without border
   a.height = req.mb_height * 16;
   a.mb_width = req.mb_width;
+  a.mb_magic = row_magic(req.mb_width);
   a.range = req.search_range;
   a.win = g.win;
   a.groups_per_row = g.groups_per_row;
@@ -288,6 +291,7 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.offsets_at = offset_table_offset((g.num_groups + kGroups - 1) / kGroups, g.win, g.groups_per_row);
   a.bits_at = bits_table_offset((g.num_groups + kGroups - 1) / kGroups, g.win, g.groups_per_row);
   a.row_magic = row_magic(g.groups_per_row);
+  a.tile_magic = row_magic(g.tile_words);
   return a;
 }
 
