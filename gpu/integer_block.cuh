@@ -139,7 +139,7 @@ __device__ __forceinline__ uint32_t batch_key_floor(const KernelArgs& a, const M
 }
 
 // Where this thread's words of the tile start and how it steps through them, without a division per word:
-// kThreads = dr rows + dw words (the divisions by tile_words themselves multiplies-high, as row_of_group's).
+// kThreads = dr rows + dw words (its own two divisions by tile_words are multiplies-high, as in row_of_group).
 struct TileWalk {
   int r0, w0, dr, dw;
 };
