@@ -1,15 +1,41 @@
 #include "common/frame.h"
 
 #include <cstring>
+#include <utility>
 
 namespace gme {
+
+Plane& Plane::operator=(const Plane& o) {
+  if (this == &o) return *this;
+  lock.reset();  // before the storage may move
+  width = o.width;
+  height = o.height;
+  stride = o.stride;
+  pad = o.pad;
+  storage = o.storage;
+  return *this;
+}
+
+Plane& Plane::operator=(Plane&& o) noexcept {
+  if (this == &o) return *this;
+  lock.reset();  // before this storage is freed
+  width = o.width;
+  height = o.height;
+  stride = o.stride;
+  pad = o.pad;
+  storage = std::move(o.storage);
+  lock = std::move(o.lock);
+  return *this;
+}
 
 void Plane::alloc(int w, int h, int border) {
   width = w;
   height = h;
   pad = border;
   stride = w + 2 * border;
-  storage.assign(static_cast<size_t>(stride) * (h + 2 * border), 0);
+  const size_t bytes = static_cast<size_t>(stride) * (h + 2 * border);
+  if (bytes != storage.size()) lock.reset();  // the storage may move
+  storage.assign(bytes, 0);
 }
 
 void Plane::reshape(int w, int h, int border) {
@@ -60,8 +86,13 @@ void Frame::reshape(int coded_w, int coded_h, int visible_w, int visible_h) {
 }
 
 void Frame::alloc(int coded_w, int coded_h, int visible_w, int visible_h) {
-  for (Plane& p : plane) p.storage.clear();  // no storage of the right size: reshape() allocates it cleared
-  reshape(coded_w, coded_h, visible_w, visible_h);
+  width = coded_w;
+  height = coded_h;
+  crop_width = visible_w;
+  crop_height = visible_h;
+  plane[0].alloc(coded_w, coded_h, kLumaPad);
+  plane[1].alloc(coded_w / 2, coded_h / 2, kChromaPad);
+  plane[2].alloc(coded_w / 2, coded_h / 2, kChromaPad);
 }
 
 }  // namespace gme

@@ -19,7 +19,21 @@ struct Plane {
   int stride = 0;  // bytes between rows, padding included
   int pad = 0;
   std::vector<uint8_t> storage;
+  // Holds `storage` page-locked for the GPU search while set (PictureIntegerSearch::page_lock: a current picture's
+  // rows then go to the device straight from it). Where the samples live, not what they are, so the encoder sets it
+  // on a picture it only reads (mutable). It is let go before the storage is freed or moves (the destructor,
+  // assignments, alloc() at another size), and a copy of the plane does not share it: the search must never take
+  // other memory, or memory freed since, for the locked range.
+  mutable std::shared_ptr<void> lock;
 
+  Plane() = default;
+  Plane(const Plane& o) : width(o.width), height(o.height), stride(o.stride), pad(o.pad), storage(o.storage) {}
+  Plane(Plane&& o) noexcept = default;  // the buffer keeps its address: the lock moves with it
+  Plane& operator=(const Plane& o);
+  Plane& operator=(Plane&& o) noexcept;
+  ~Plane() { lock.reset(); }
+
+  // Clears the samples; with another size the storage is allocated anew (and the lock let go first).
   void alloc(int w, int h, int border);
   // The same geometry as alloc(), keeping the samples when the storage already has that size: for a buffer whose
   // every sample, border included, is written before it is read (a reconstruction: its macroblocks, then
@@ -55,6 +69,10 @@ struct Frame {
   // Full/half-pel planes of the luma for sub-pel refinement (common/halfpel.h), built by the encoder when the
   // picture is first used as a reference; null when not built (sub-pel then interpolates locally, same results).
   std::shared_ptr<const HalfpelPlanes> halfpel;
+  // One of the encoder's input pictures (Encoder::input_frame), which come back to be read into again: worth
+  // page-locking for the GPU search (Plane::lock), which a picture used once is not (locking costs more than the
+  // copy it saves).
+  bool reused_input = false;
 
   void alloc(int coded_w, int coded_h, int visible_w, int visible_h);
   void reshape(int coded_w, int coded_h, int visible_w, int visible_h);  // Plane::reshape's contract

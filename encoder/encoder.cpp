@@ -6,10 +6,12 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "common/recycling_pool.h"
 #include "encoder/picture.h"
 
 namespace gme {
@@ -36,9 +38,24 @@ struct Encoder::Impl {
     return std::max<size_t>(1, kHeldBytes / std::max<size_t>(1, frame_bytes));
   }
 
+  // Input pictures (input_frame): at most this many kept for reuse, enough for those in flight in the steady state
+  // (queued, two coding, one with the caller), so that each keeps its memory, and its page lock, for good.
+  static constexpr size_t kInputPool = 8;
+  RecyclingPool<Frame> inputs{kInputPool};
+
+  // An input picture's luma page-locked for the GPU search once it is known (Plane::lock), so that the search sends
+  // its rows without staging them: once per buffer, for the pictures that come back (Frame::reused_input).
+  void lock_for_search(const Frame* f) const {
+    if (!f || !f->reused_input || !state.picture_search || f->plane[0].lock) return;
+    const Plane& y = f->plane[0];
+    y.lock = state.picture_search->page_lock(y.storage.data(), y.storage.size());
+  }
+
   // Codes `h` (its turn has come) into an EncodedPicture; `next`, the picture after it when already pushed, lets
   // the GPU search start on it early (encode_picture).
   EncodedPicture code(Held h, std::shared_ptr<const Frame> next) {
+    lock_for_search(h.frame.get());
+    lock_for_search(next.get());
     EncodedPicture e;
     e.result = encode_picture(state, *h.frame, e.bytes, next.get());
     e.user_index = h.user_index;
@@ -55,6 +72,8 @@ struct Encoder::Impl {
     std::shared_ptr<const Frame> next;
   };
   Flight start(Held h, std::shared_ptr<const Frame> next, Flight* before) {
+    lock_for_search(h.frame.get());
+    lock_for_search(next.get());
     Flight f;
     f.picture = start_picture(state, *h.frame, next.get(), before ? before->picture.get() : nullptr);
     f.h = std::move(h);
@@ -217,9 +236,18 @@ Encoder::Encoder(const EncoderParams& params, PictureSearchFactory picture_searc
 
 Encoder::~Encoder() = default;
 
-void Encoder::push(Frame src, int64_t user_index) {
+std::shared_ptr<Frame> Encoder::input_frame() {
+  std::shared_ptr<Frame> f = impl_->inputs.take();
+  f->reused_input = true;
+  return f;
+}
+
+void Encoder::push(Frame src, int64_t user_index) { push(std::make_shared<Frame>(std::move(src)), user_index); }
+
+void Encoder::push(std::shared_ptr<Frame> src, int64_t user_index) {
+  if (!src) throw std::invalid_argument("Encoder::push: no picture");
   Impl& d = *impl_;
-  Held h{std::make_shared<Frame>(std::move(src)), user_index};
+  Held h{std::move(src), user_index};
   if (!d.async) {
     d.held.push_back(std::move(h));
     d.pump(false);

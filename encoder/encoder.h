@@ -127,6 +127,12 @@ class Encoder {
   // The next picture (coded size: padded to multiples of 16 by the reader). Codes what can be coded now; with a GPU
   // search that is up to the picture before this one (its successor's search starts while it is coded).
   void push(Frame src, int64_t user_index);
+  // A picture to read the next input into and push(): the encoder's input pictures come back to it once coded and
+  // handed out (EncodedPicture::source let go), each keeping its memory, which the GPU search holds page-locked so
+  // that it sends the picture's rows without a copy. Its size and samples are what its last use left (a reader's
+  // alloc_frame_for keeps the memory at the same size).
+  std::shared_ptr<Frame> input_frame();
+  void push(std::shared_ptr<Frame> src, int64_t user_index);
   // The next coded picture in order, if one is ready: false when none is (yet).
   bool pull(EncodedPicture* out);
   // End of input: codes every held picture (waiting for the GPU start-up where needed); pull() then hands them out.

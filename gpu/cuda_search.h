@@ -21,6 +21,7 @@
 #include "common/frame.h"
 #include "gpu/bands.h"
 #include "gpu/cuda_resources.h"
+#include "gpu/page_locks.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
 
@@ -52,6 +53,7 @@ class CudaSearch final : public GpuPictureSearch {
   CudaSearch(int device, const cudaDeviceProp& prop, StartupTrace& trace, const DspFuncs& dsp);
   ~CudaSearch() override {
     cudaDeviceSynchronize();  // no DMA (a call in flight, a preload) into or out of buffers about to be freed
+    locks_->detach();         // its copy stream goes with it; the locks' handles may outlive it
   }
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return name_.c_str(); }
@@ -65,6 +67,9 @@ class CudaSearch final : public GpuPictureSearch {
   void set_threads(int threads) override { twin_.set_threads(threads); }
   bool search_ahead(const PictureSearchRequest& req, int growing) override;
   void reference_rows(const Plane& plane, int id, int rows) override;
+  std::shared_ptr<void> page_lock(const void* data, size_t bytes) override {
+    return failed_ ? nullptr : locks_->lock(data, bytes);
+  }
 
  private:
   // A picture kept on the device (luma, no border), found again by its content id.
@@ -208,6 +213,9 @@ class CudaSearch final : public GpuPictureSearch {
   void stage_rows(Resident& r, const Plane& src, int y0, int rows) const;
   // with_sums: the block sums and the padded copy of the rows too (a reference's; a current picture needs neither).
   void send_rows(Resident& r, int y0, int rows, bool with_sums);
+  // Rows [y0, y0 + rows) of a current picture to r's device copy on the copy stream: by DMA straight from `src`
+  // where its rows lie in memory locked by page_lock(), else staged (stage_rows) and sent (send_rows).
+  void send_current_rows(Resident& r, const Plane& src, int y0, int rows);
   // A resident picture about to serve as a reference without its block sums and padded copy (sent as a current
   // picture): queues them on the copy stream and returns true (its kernels must wait for the copy stream, as for a
   // reference sent).
@@ -250,6 +258,7 @@ class CudaSearch final : public GpuPictureSearch {
   int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;
   CopyRowsFn copy_rows_;  // the staging copy of the host's function table
+  std::shared_ptr<PageLocks> locks_ = std::make_shared<PageLocks>(device_, copy_.get());  // page_lock()'s ranges
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
   std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
   GpuSearchTiming timing_;

@@ -8,8 +8,9 @@
 //                    each reconstruction, so this is its case), or sent whole now, its kernels waiting for the copy
 //   stage_params     window centres and predictors into page-locked memory and on to the device (one DMA; its
 //                    event only where no rows of the current picture follow it on the copy stream)
-//   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture staged into
-//                    page-locked memory and sent to the device (one DMA), then one integer kernel per reference
+//   launch_bands     the picture in bands of macroblock rows: per band, its rows of the current picture sent to the
+//                    device (one DMA, straight from the caller's rows where page_lock() locked them, else from a
+//                    page-locked copy the calling thread makes first), then one integer kernel per reference
 //                    after it, which writes its candidates into device memory (for the tables) and into the
 //                    page-locked answer
 //   launch_tables    the sub-pel tables of each band after its integer kernel and the uploads
@@ -170,6 +171,18 @@ void CudaSearch::settle(Resident& r) {
 void CudaSearch::stage_rows(Resident& r, const Plane& src, int y0, int rows) const {
   copy_rows_(r.staging.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, src.row(y0), src.stride, r.width,
              rows);
+}
+
+void CudaSearch::send_current_rows(Resident& r, const Plane& src, int y0, int rows) {
+  const uint8_t* first = src.row(y0);
+  if (!locks_->covers(first, src.row(y0 + rows - 1) + r.width)) {
+    stage_rows(r, src, y0, rows);
+    send_rows(r, y0, rows, false);
+    return;
+  }
+  CUDA_CHECK(cudaMemcpy2DAsync(r.pixels.as<uint8_t>() + static_cast<size_t>(y0) * r.width, r.width, first, src.stride,
+                               r.width, rows, cudaMemcpyHostToDevice, copy_.get()));
+  r.sums_ready = false;
 }
 
 // Rows arrive in order from row 0, so after rows [y0, y0 + rows) the padded copy of those rows (pad_kernel) and the
@@ -515,7 +528,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   }
 }
 
-// Per band: its rows of the current picture staged and sent (unless resident), then its kernels, one per reference,
+// Per band: its rows of the current picture sent (unless resident: send_current_rows), then its kernels, one per reference,
 // on their own streams (band 0 on the urgent one) after those rows, each followed by its completion event. The
 // kernels read the current picture in device memory: a band's DMA costs less than its blocks' reads of host memory
 // over PCIe, each at the start of a block.
@@ -532,8 +545,7 @@ std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequ
     const int row0 = band_start[b], row1 = band_start[b + 1];
     std::vector<cudaEvent_t> band_waits = waits;
     if (res.cur_pending) {  // the rows' event follows the parameters' DMA on the copy stream
-      stage_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
-      send_rows(cur, 16 * row0, 16 * (row1 - row0), false);
+      send_current_rows(cur, *req.cur, 16 * row0, 16 * (row1 - row0));
       band_waits.push_back(pool_event(c.cur_rows, static_cast<size_t>(b), cudaEventDisableTiming).get());
       CUDA_CHECK(cudaEventRecord(band_waits.back(), copy_.get()));
     } else {

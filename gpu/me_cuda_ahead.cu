@@ -167,8 +167,7 @@ void CudaSearch::send_ahead_rows(const Plane& plane, int rows) {
 void CudaSearch::send_ahead_current(int rows) {
   if (rows <= ahead_.cur_rows_sent) return;
   Resident& r = *ahead_.res.in_use[0];
-  stage_rows(r, *ahead_.req.cur, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
-  send_rows(r, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent, false);
+  send_current_rows(r, *ahead_.req.cur, ahead_.cur_rows_sent, rows - ahead_.cur_rows_sent);
   CUDA_CHECK(cudaEventRecord(ahead_rows_.get(), copy_.get()));
   ahead_.rows_event = true;
   ahead_.cur_rows_sent = rows;

@@ -339,8 +339,8 @@ int run(int argc, const char* const* argv) {
   int pushed = 0;
   for (; pushed < p.frames_to_encode; ++pushed) {
     const int64_t index = p.start_frame + static_cast<int64_t>(pushed) * (p.frame_skip + 1);
-    Frame src;
-    if (!reader->read_frame(index, src)) {
+    std::shared_ptr<Frame> src = encoder.input_frame();  // the encoder's own: its memory is reused, page-locked
+    if (!reader->read_frame(index, *src)) {
       if (until_end) break;
       // Only an input of unknown length gets here (the others were counted up front): its length is known now.
       const int64_t found = reader->count_frames();

@@ -282,6 +282,16 @@ class PictureIntegerSearch {
   // search finds its reference resident and sends only the current picture. The plane is read before this returns.
   // Producers that keep no pictures ignore it. Same candidates either way.
   virtual void preload(const Plane& plane, int id) { (void)plane; (void)id; }
+  // Holds the host memory [data, data + bytes) page-locked for this producer while the returned handle lives (for
+  // Plane::lock); null where the producer gains nothing from it (the twin) or could not lock it. A current
+  // picture whose rows lie in such memory is sent to the device straight from it instead of being copied into the
+  // producer's own page-locked buffer first. The memory must outlive the handle, and the handle may outlive the
+  // producer. Same candidates either way.
+  virtual std::shared_ptr<void> page_lock(const void* data, size_t bytes) {
+    (void)data;
+    (void)bytes;
+    return nullptr;
+  }
   // How many CPU threads search() may use where it runs on the CPU (the twin, or a GPU search's twin fallback): the
   // encoder passes its Threads. Same candidates at any count.
   virtual void set_threads(int threads) { (void)threads; }

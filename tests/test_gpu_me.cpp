@@ -1401,5 +1401,55 @@ TEST_F(GpuMeCuda, SearchTakenUpWhileItsReferenceGrows) {
 }
 
 
+// The encoder's input pictures are page-locked for the search (Encoder::input_frame, Plane::lock): a current picture
+// whose rows lie in locked memory goes to the device by DMA straight from them. Each call reads what the memory holds
+// then (pixels changed in place between calls); the encoder's request (zero copy, progressive, tables) and a search
+// queued ahead match the twin; the rows are staged again once the lock is let go; a lock may outlive its search.
+TEST_F(GpuMeCuda, PageLockedCurrentPictureMatchesTwin) {
+  std::mt19937 rng(5150);
+  Scene s = make_scene(40, 30, 2, 16, 8, rng);
+  Plane& cur = s.planes[0];
+  cur.lock = search_->page_lock(cur.storage.data(), cur.storage.size());
+  ASSERT_NE(cur.lock, nullptr);
+  for (int call = 0; call < 3; ++call) {
+    expect_same_as_twin(s.req);
+    for (int y = 0; y < cur.height; ++y)
+      for (int x = 0; x < cur.width; ++x) *cur.at(x, y) = static_cast<uint8_t>(*cur.at(x, y) + 17 + (rng() & 7));
+  }
+  s.req.zero_copy = s.req.progressive = true;
+  s.req.subpel_metric = 2;
+  s.req.subpel_ranks = 2;
+  PictureCandidates got, want;
+  search_->search(s.req, got);
+  search_->wait_rows(s.req.mb_height);
+  twin_.search(s.req, want);
+  for (int row = 0; row < s.req.mb_height; ++row) ASSERT_TRUE(same_row(got, want, s.req, row)) << "row " << row;
+
+  GrowingPair g;
+  g.make(rng, 1, 140, twin_);
+  Plane& next = g.b.planes[0];  // the current picture of the search queued ahead
+  next.lock = search_->page_lock(next.storage.data(), next.storage.size());
+  ASSERT_NE(next.lock, nullptr);
+  PictureCandidates got_a, got_b;
+  search_->search(g.a.req, got_a);
+  search_->wait_rows(g.a.req.mb_height);
+  ASSERT_TRUE(search_->search_ahead(g.ahead, 0));
+  g.finalise(0, g.real->height);
+  search_->preload(g.growing, 142);  // the reference's rows: the bands launch, each sending its current rows
+  search_->search(g.ahead, got_b);
+  search_->wait_rows(g.ahead.mb_height);
+  for (int row = 0; row < g.ahead.mb_height; ++row)
+    ASSERT_TRUE(same_row(got_b, g.want_b, g.ahead, row)) << "queued ahead, row " << row;
+
+  cur.lock.reset();
+  s.req.zero_copy = s.req.progressive = false;
+  s.req.subpel_metric = -1;
+  expect_same_as_twin(s.req);
+  cur.lock = search_->page_lock(cur.storage.data(), cur.storage.size());
+  search_.reset();
+  cur.lock.reset();
+  next.lock.reset();
+}
+
 }  // namespace
 }  // namespace gme
