@@ -348,6 +348,31 @@ TEST(GpuMeTwin, RejectsBrokenRequests) {
   broken([](PictureSearchRequest& q) { q.lambda_factor = -1; });
 }
 
+// The centres are checked in one vectorised pass, then the offender looked for: a fault at any centre, in either
+// component, of either kind, is found and named (7 x 3 macroblocks: five whole steps of four centres, one left
+// over); centres at the very edge of the range pass.
+TEST(GpuMeTwin, RejectsEveryBrokenCentre) {
+  std::mt19937 rng(6);
+  TwinPictureSearch twin(dsp_here());
+  const Scene s = make_scene(7, 3, 1, 4, 1, rng, Content::kSmooth, /*far_centres=*/false);
+  PictureCandidates out;
+  for (size_t i = 0; i < s.req.centre.size(); ++i)
+    for (const MV bad : {MV(2, 0), MV(0, -1), MV(32764, 0), MV(0, -32768), MV(-32756, 0)}) {
+      PictureSearchRequest q = s.req;
+      q.centre[i] = bad;
+      try {
+        twin.search(q, out);
+        ADD_FAILURE() << "centre " << i << " = (" << bad.x << ", " << bad.y << ") accepted";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("centre " + std::to_string(i) + " "), std::string::npos) << e.what();
+      }
+    }
+  PictureSearchRequest q = s.req;
+  q.centre.back() = MV(32748, -32752);  // +-4 * SearchRange 4 reaches 32764 and -32768
+  q.centre.front() = MV(-32752, 32748);
+  EXPECT_NO_THROW(twin.search(q, out));
+}
+
 // ---- Fallback -------------------------------------------------------------------------------------------------
 TEST(GpuMeFallback, MissingDeviceGivesTwinAndReason) {
   std::string why = "untouched";
