@@ -1,4 +1,4 @@
-// The CUDA search's bands of macroblock rows (gpu/bands.h): where a picture is cut for its staging and launches.
+// The CUDA search's bands of macroblock rows (gpu/bands.h): where a picture is cut for its uploads and launches.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -11,6 +11,7 @@ namespace {
 using cuda_search::band_of_row;
 using cuda_search::band_starts;
 using cuda_search::bands_for;
+using cuda_search::bands_queued_ahead;
 
 std::vector<int> picture_bands(int width, int height) {
   const int mb_width = width / 16, mb_height = (height + 15) / 16;
@@ -19,10 +20,15 @@ std::vector<int> picture_bands(int width, int height) {
 
 TEST(GpuBands, UsualPictures) {
   // The short band first: a short band last would start its costliest blocks at the picture's very end.
-  EXPECT_EQ(picture_bands(640, 480), (std::vector<int>{0, 15, 30}));
   EXPECT_EQ(picture_bands(1920, 1080), (std::vector<int>{0, 5, 14, 23, 32, 41, 50, 59, 68}));
   EXPECT_EQ(picture_bands(3840, 2160), (std::vector<int>{0, 16, 33, 50, 67, 84, 101, 118, 135}));
-  EXPECT_EQ(picture_bands(176, 144), (std::vector<int>{0, 4, 9}));
+  EXPECT_EQ(picture_bands(720, 576), (std::vector<int>{0, 18, 36}));
+  // Up to 640x480 one band; a search queued ahead keeps two, the first starting before its reference is whole.
+  EXPECT_EQ(picture_bands(640, 480), (std::vector<int>{0, 30}));
+  EXPECT_EQ(picture_bands(176, 144), (std::vector<int>{0, 9}));
+  EXPECT_EQ(band_starts(30, bands_queued_ahead(40 * 30)), (std::vector<int>{0, 15, 30}));
+  EXPECT_EQ(band_starts(9, bands_queued_ahead(11 * 9)), (std::vector<int>{0, 4, 9}));
+  EXPECT_EQ(bands_queued_ahead(120 * 68), bands_for(120 * 68));
 }
 
 TEST(GpuBands, EveryRowOnceTheOthersEqualTheFirstNoLonger) {
