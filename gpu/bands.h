@@ -27,7 +27,7 @@ inline int bands_queued_ahead(int num_mbs) { return std::max(2, bands_for(num_mb
 // ahead: 15/15).
 // Why the short band first: a picture ends with the blocks its last band starts last, and with the launch order
 // those are the band's cheapest only where the band spans more than the GPU's blocks at a time; a short band last
-// would start its costliest blocks at the very end. First, it also starts the GPU after fewer staged rows.
+// would start its costliest blocks at the very end. First, it also starts the GPU after fewer rows sent.
 inline std::vector<int> band_starts(int mb_height, int bands) {
   const int n = std::max(1, bands);
   const int rows = (mb_height + n - 1) / n;

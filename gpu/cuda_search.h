@@ -21,9 +21,9 @@
 #include "common/frame.h"
 #include "gpu/bands.h"
 #include "gpu/cuda_resources.h"
-#include "gpu/page_locks.h"
 #include "gpu/me_cuda.h"
 #include "gpu/me_twin.h"
+#include "gpu/page_locks.h"
 
 namespace gme {
 namespace cuda_search {

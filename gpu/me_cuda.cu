@@ -528,10 +528,10 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   }
 }
 
-// Per band: its rows of the current picture sent (unless resident: send_current_rows), then its kernels, one per reference,
-// on their own streams (band 0 on the urgent one) after those rows, each followed by its completion event. The
-// kernels read the current picture in device memory: a band's DMA costs less than its blocks' reads of host memory
-// over PCIe, each at the start of a block.
+// Per band: its rows of the current picture sent (unless resident: send_current_rows), then its kernels, one per
+// reference, on their own streams (band 0 on the urgent one) after those rows, each followed by its completion
+// event. The kernels read the current picture in device memory: a band's DMA costs less than its blocks' reads of
+// host memory over PCIe, each at the start of a block.
 std::vector<CudaSearch::Launch> CudaSearch::launch_bands(const PictureSearchRequest& req, const Residency& res,
                                                          const std::vector<int>& band_start, bool order_sent,
                                                          CallSlot& c) {

@@ -97,7 +97,8 @@ TEST(PlaneLock, LetGoBeforeTheMemoryMovesOrIsFreed) {
 
 // ---- The encoder's input pictures --------------------------------------------------------------------------------
 
-// The twin, as a GPU search is seen, recording page_lock()'s calls and which searches found their current picture locked.
+// The twin, as a GPU search is seen, recording page_lock()'s calls and which searches found their current picture
+// locked.
 struct LockLog {
   std::mutex m;
   int locks = 0, unlocks = 0, relocked = 0, searches = 0, locked_searches = 0, foreign = 0;
@@ -146,7 +147,8 @@ void fill_moving(Frame& f, int w, int h, int t) {
     Plane& p = f.plane[c];
     for (int y = 0; y < p.height; ++y)
       for (int x = 0; x < p.width; ++x) {
-        const uint32_t u = static_cast<uint32_t>(x + (c ? t : 2 * t)) * 2654435761u ^ static_cast<uint32_t>(y + t) * 40503u;
+        const uint32_t u =
+            static_cast<uint32_t>(x + (c ? t : 2 * t)) * 2654435761u ^ static_cast<uint32_t>(y + t) * 40503u;
         p.at(x, y)[0] = static_cast<uint8_t>((u >> 13) % 64 + 3 * x + 2 * y);
       }
   }
