@@ -1,18 +1,13 @@
 #include "common/frame.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 namespace gme {
 
 Plane& Plane::operator=(const Plane& o) {
-  if (this == &o) return *this;
-  lock.reset();  // before the storage may move
-  width = o.width;
-  height = o.height;
-  stride = o.stride;
-  pad = o.pad;
-  storage = o.storage;
+  if (this != &o) *this = Plane(o);  // a copy has no lock; the move lets this one's go first
   return *this;
 }
 
@@ -86,13 +81,8 @@ void Frame::reshape(int coded_w, int coded_h, int visible_w, int visible_h) {
 }
 
 void Frame::alloc(int coded_w, int coded_h, int visible_w, int visible_h) {
-  width = coded_w;
-  height = coded_h;
-  crop_width = visible_w;
-  crop_height = visible_h;
-  plane[0].alloc(coded_w, coded_h, kLumaPad);
-  plane[1].alloc(coded_w / 2, coded_h / 2, kChromaPad);
-  plane[2].alloc(coded_w / 2, coded_h / 2, kChromaPad);
+  reshape(coded_w, coded_h, visible_w, visible_h);  // storage of the same size (and its lock) kept
+  for (Plane& p : plane) std::fill(p.storage.begin(), p.storage.end(), uint8_t{0});
 }
 
 }  // namespace gme
