@@ -103,6 +103,7 @@ class CudaSearch final : public GpuPictureSearch {
     PinnedBuffer params;   // window centres and predictors, staged
     DeviceBuffer d_params; // the same on the device (sent on the copy stream, then `params_sent`)
     Event params_sent{cudaEventDisableTiming};
+    bool params_zero = false;  // every centre and predictor (0, 0): the kernels read d_zero_params_, nothing sent
     // The launch order (gpu/cost_order.h): a call's blocks write their macroblocks' cycles to `cost`; at its join,
     // cost_order_kernel ranks them band by band into `slot_mb` (then `cost_order`), and the slot's next call (two
     // calls later: the next one's kernels never wait for the ranking) launches in that order where its bands are
@@ -254,6 +255,8 @@ class CudaSearch final : public GpuPictureSearch {
   Event ahead_rows_;  // recorded after each send of a search queued ahead's growing reference
   std::vector<std::unique_ptr<Resident>> resident_;
   DeviceBuffer d_out_, d_order_, d_tab_, d_floor_;
+  DeviceBuffer d_zero_params_;  // zeros for calls whose centres and predictors are all (0, 0)
+  size_t zero_params_bytes_ = 0;
   PinnedBuffer h_out_, h_order_, h_tab_, h_floor_;
   int order_range_ = 0;  // the search range d_order_ holds the step order of (0: none yet)
   uint64_t clock_ = 0;

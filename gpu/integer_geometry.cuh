@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "common/exp_golomb.h"
@@ -293,6 +294,25 @@ inline KernelArgs kernel_args(const PictureSearchRequest& req, const Geometry& g
   a.row_magic = row_magic(g.groups_per_row);
   a.tile_magic = row_magic(g.tile_words);
   return a;
+}
+
+// Whether every vector is (0, 0), as the encoder's window centres and predictors are with GPUSearchCenter 0: the
+// launch then reads a resident buffer of zeros instead of the request's vectors sent again. Four 8-byte lanes a step
+// (the compiler vectorises them): the 1920x1080 call's 65 KB take about a microsecond.
+inline bool all_zero_vectors(const std::vector<MV>& v) {
+  static_assert(sizeof(MV) == 4, "an MV is two int16 without padding");
+  constexpr size_t kLanes = 4;
+  const size_t words = v.size() / 2;  // two vectors a word
+  uint64_t any[kLanes] = {};
+  size_t w = 0;
+  for (; w + kLanes <= words; w += kLanes) {
+    uint64_t x[kLanes];
+    std::memcpy(x, v.data() + 2 * w, sizeof x);
+    for (size_t l = 0; l < kLanes; ++l) any[l] |= x[l];
+  }
+  uint64_t all = any[0] | any[1] | any[2] | any[3];
+  for (size_t i = 2 * w; i < v.size(); ++i) all |= static_cast<uint16_t>(v[i].x) | static_cast<uint16_t>(v[i].y);
+  return all == 0;
 }
 
 }  // namespace

@@ -456,10 +456,24 @@ bool CudaSearch::send_step_order(int range) {
 // Window centres, then penalty predictors, ref-major as in the request, sent to the device on the copy stream: each
 // block reads its 8 bytes there instead of over PCIe at its start. Every kernel waits for `params_sent` or, where
 // the current picture's rows follow on the copy stream (rows_follow), for its band's rows' event, which covers this
-// DMA: then `params_sent` is not recorded (one API call less before the first launch).
+// DMA: then `params_sent` is not recorded (one API call less before the first launch). Where every centre and
+// predictor is (0, 0) (the encoder with GPUSearchCenter 0) nothing is staged or sent: the kernels read a resident
+// buffer of zeros, and stay as they are (a null pointer would need a test in them, which costs the K 8 kernel
+// registers).
 void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c, bool rows_follow) {
   static_assert(sizeof(MV) == sizeof(short2), "MV is read as short2");
   const size_t n = req.centre.size();
+  c.params_zero = all_zero_vectors(req.centre) && all_zero_vectors(req.penalty_pred);
+  if (c.params_zero) {
+    const size_t bytes = 2 * n * sizeof(MV);
+    if (zero_params_bytes_ < bytes) {  // zeroed on the copy stream: the kernels' waits on it cover this
+      d_zero_params_.reserve(bytes);
+      CUDA_CHECK(cudaMemsetAsync(d_zero_params_.as<void>(), 0, bytes, copy_.get()));
+      zero_params_bytes_ = bytes;
+    }
+    if (!rows_follow) CUDA_CHECK(cudaEventRecord(c.params_sent.get(), copy_.get()));
+    return;
+  }
   c.params.reserve(2 * n * sizeof(MV));
   c.d_params.reserve(2 * n * sizeof(MV));
   std::memcpy(c.params.as<MV>(), req.centre.data(), n * sizeof(MV));
@@ -499,7 +513,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   const size_t per_mb = static_cast<size_t>(kNumPartitions) * req.top_k;
   const Geometry g = geometry(req.search_range);
   Resident& cur = *res.in_use[0];
-  const short2* params = c.d_params.as<short2>();
+  const short2* params = (c.params_zero ? d_zero_params_ : c.d_params).as<short2>();
   const int row0 = band_start[b], row1 = band_start[b + 1];
   const bool ordered = c.cost_order_width == req.mb_width && c.cost_order_bands == band_start;
   for (int r = 0; r < num_refs; ++r) {

@@ -937,6 +937,21 @@ TEST(GpuMeKernelOps, LeastSlackIsTheSmallestOfThePartitionsWords) {
   }
 }
 
+// Calls whose centres and predictors are all (0, 0) read resident zeros instead of sending them: any nonzero
+// component anywhere (whole steps of four words, the words after them, the odd vector) must be seen.
+TEST(GpuMeKernelOps, AllZeroVectorsSeesEveryComponent) {
+  for (size_t n : {0u, 1u, 2u, 7u, 8u, 9u, 17u, 8160u}) {
+    std::vector<MV> v(n);
+    EXPECT_TRUE(all_zero_vectors(v)) << n;
+    for (size_t i = 0; i < n; ++i)
+      for (const MV m : {MV(4, 0), MV(0, -4), MV(-32768, 0), MV(0, 1)}) {
+        v[i] = m;
+        EXPECT_FALSE(all_zero_vectors(v)) << n << " vectors, nonzero at " << i;
+        v[i] = MV();
+      }
+  }
+}
+
 TEST(GpuMeKernelTables, MvBitsOfTheWindowsRowsAndColumns) {
   // The bytes a block whose predictor is its window centre reads its penalties' mv bits from: per window row or
   // column d, se_bits of the vector difference 4 (d - range) (0 past the window), and per group column the fewest of
@@ -1035,6 +1050,21 @@ TEST_F(GpuMeCuda, MatchesTwinInTheCostOrder) {
   for (int refs : {2, 2, 1, 2, 1})  // calls take the two slots in turn; a slot's order is the call before's there
     expect_same_as_twin(
         make_scene(40, 30, refs, 8, 4, rng, call++ % 2 ? Content::kNoise : Content::kSmooth, /*far_centres=*/false).req);
+}
+
+// Calls whose centres and predictors are all (0, 0) read a resident buffer of zeros, which grows with the picture;
+// calls with other vectors, before and after, send theirs. Each matches the twin.
+TEST_F(GpuMeCuda, AllZeroVectorsAlternateWithOthers) {
+  std::mt19937 rng(4711);
+  const int sizes[][2] = {{4, 3}, {4, 3}, {11, 9}, {4, 3}, {11, 9}, {11, 9}};
+  for (int i = 0; i < 6; ++i) {
+    Scene s = make_scene(sizes[i][0], sizes[i][1], 1 + i % 2, 8, 4, rng, Content::kNoise, /*far_centres=*/false);
+    if (i % 3 != 1) {
+      std::fill(s.req.centre.begin(), s.req.centre.end(), MV());
+      std::fill(s.req.penalty_pred.begin(), s.req.penalty_pred.end(), MV());
+    }
+    expect_same_as_twin(s.req);
+  }
 }
 
 // bench_gpu --blocks reads the last call's block cycles: one per (reference, macroblock), each block's own (none
