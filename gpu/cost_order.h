@@ -6,9 +6,12 @@
 // (gpu/cost_order_kernel.cuh), which the tests hold to it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "common/host_device.h"
 
 namespace gme {
 
@@ -26,18 +29,75 @@ struct CostOrderBands {
 };
 
 // A macroblock's cost over the references: the sum of its blocks' cycles, saturated.
-inline uint32_t macroblock_cost(const uint32_t* cost, int refs, int num_mbs, int mb) {
+GME_HOST_DEVICE inline uint32_t macroblock_cost(const uint32_t* cost, int refs, int num_mbs, int mb) {
   uint64_t sum = 0;
   for (int r = 0; r < refs; ++r) sum += cost[static_cast<size_t>(r) * num_mbs + mb];
   return sum > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(sum);
 }
 
-// slot_mb[s] for every slot of every band: the band's macroblocks by cost, highest first, equal costs by
-// macroblock number.
-inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num_mbs, const CostOrderBands& bands) {
-  std::vector<int> slot_mb(static_cast<size_t>(num_mbs));
+// Split macroblocks. Where a macroblock's blocks take longer than what an SM slot (one of the blocks an SM runs at
+// once) has to do for the whole picture on average, the picture cannot end before them however the blocks are
+// ordered: a small picture then waits for its few costliest macroblocks. Their windows are searched by two blocks
+// each, one half each (the integer kernel merges the halves' lists), at most kMaxSplit a band, the costliest of the
+// band: those whose cost over the references exceeds kSplitNum / kSplitDen of the slots' average per reference,
+// c slots kSplitDen > kSplitNum refs total. Large pictures, whose slots each take many blocks, split none.
+constexpr int kMaxSplit = 32;
+// Split where it pays: the lists of longer kernels take the registers the split's code needs.
+constexpr int kSplitMaxTopK = 1;
+GME_HOST_DEVICE constexpr bool splits_windows(int top_k) { return top_k <= kSplitMaxTopK; }
+constexpr uint64_t kSplitNum = 1, kSplitDen = 1;
+GME_HOST_DEVICE inline bool split_worthy(uint32_t mb_cost, uint64_t total, int refs, int slots) {
+  return static_cast<uint64_t>(mb_cost) * static_cast<uint64_t>(slots) * kSplitDen >
+         total * static_cast<uint64_t>(refs) * kSplitNum;
+}
+
+// The launch order is a table of the blocks of each band's launch, band_mbs + kMaxSplit entries from band b's
+// start_mb[b] + b kMaxSplit (cost_order_entries): entry = macroblock | (half + 1) << kHalfShift, half -1 for the
+// whole window and 0 or 1 for a split one's halves, or kSpareBlock for a block without a macroblock.
+constexpr int kHalfShift = 28;
+constexpr int kSpareBlock = -1;
+GME_HOST_DEVICE inline int block_entry(int mb, int half) { return mb | ((half + 1) << kHalfShift); }
+GME_HOST_DEVICE inline int entry_mb(int entry) { return entry & ((1 << kHalfShift) - 1); }
+GME_HOST_DEVICE inline int entry_half(int entry) { return (entry >> kHalfShift) - 1; }
+inline size_t cost_order_entries(int num_mbs, int bands) {
+  return static_cast<size_t>(num_mbs) + static_cast<size_t>(bands) * kMaxSplit;
+}
+
+// Mixed order. The longest lists' blocks slow one another down where several share an SM: heaviest first, a
+// picture's costliest blocks start together, five to an SM. Those calls alternate the band's costliest and
+// cheapest macroblocks instead (ranks 0, n - 1, 1, n - 2, ...): each SM starts with some of either, and the cheap
+// ones, done early, hand their slots to the next.
+constexpr int kMixMinTopK = 8;
+GME_HOST_DEVICE constexpr bool mixes_order(int top_k) { return top_k >= kMixMinTopK; }
+
+// Where a band's macroblock of cost rank `rank` goes among its n, `split` of its costliest being split: its two
+// halves' blocks 2 rank and 2 rank + 1, else block rank + split, or in the mixed order (no split) block 2 rank for
+// the costlier half of the ranks and 2 (n - 1 - rank) + 1 for the others. The band's blocks from n + split on are
+// spare.
+GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int n, int split, bool mix) {
+  if (rank < split) {
+    band_entries[2 * rank] = block_entry(mb, 0);
+    band_entries[2 * rank + 1] = block_entry(mb, 1);
+  } else if (mix) {
+    band_entries[rank < (n + 1) / 2 ? 2 * rank : 2 * (n - 1 - rank) + 1] = block_entry(mb, -1);
+  } else {
+    band_entries[rank + split] = block_entry(mb, -1);
+  }
+}
+
+// The table for every band: its macroblocks by cost, highest first, equal costs by macroblock number, the split
+// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order (mix, with slots 0).
+inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num_mbs, const CostOrderBands& bands,
+                                         int slots, bool mix) {
+  std::vector<int> table(cost_order_entries(num_mbs, bands.count), kSpareBlock);
+  uint64_t total = 0;
+  for (int i = 0; i < num_mbs; ++i) total += macroblock_cost(cost, refs, num_mbs, i);
   for (int b = 0; b < bands.count; ++b) {
     const int lo = bands.start_mb[b], hi = bands.start_mb[b + 1];
+    int split = 0;
+    for (int i = lo; i < hi; ++i)
+      split += slots > 0 && split_worthy(macroblock_cost(cost, refs, num_mbs, i), total, refs, slots) ? 1 : 0;
+    split = std::min(split, kMaxSplit);
     for (int i = lo; i < hi; ++i) {
       const uint32_t c = macroblock_cost(cost, refs, num_mbs, i);
       int rank = 0;
@@ -45,10 +105,10 @@ inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num
         const uint32_t d = macroblock_cost(cost, refs, num_mbs, j);
         rank += d > c || (d == c && j < i);
       }
-      slot_mb[static_cast<size_t>(lo + rank)] = i;
+      place_block(&table[static_cast<size_t>(lo + b * kMaxSplit)], i, rank, hi - lo, split, mix);
     }
   }
-  return slot_mb;
+  return table;
 }
 
 }  // namespace gme

@@ -111,8 +111,11 @@ class CudaSearch final : public GpuPictureSearch {
     DeviceBuffer cost, slot_mb;
     Event cost_order{cudaEventDisableTiming};
     bool cost_order_queued = false;   // an order kernel was launched: cost_order is recorded
+    bool cost_order_splits = false;   // the order may split macroblocks (splits_windows of its call's list length)
     int cost_order_width = 0;         // the macroblock width and bands slot_mb orders (width 0: none)
     std::vector<int> cost_order_bands;
+    // Where a launch's split macroblocks meet (KernelArgs::split_keys, split_meet): kMaxSplit pairs a launch.
+    DeviceBuffer split_keys, split_meet;
   };
   // The last call whose answer the buffers hold: a search queued ahead writes a band of them only after this
   // call's work on that band (kernels, tables, downloads), and keeps its pictures.
@@ -163,7 +166,7 @@ class CudaSearch final : public GpuPictureSearch {
   Residency make_resident(const PictureSearchRequest& req, CallSlot& c);
   bool send_step_order(int range);
   void stage_params(const PictureSearchRequest& req, CallSlot& c, bool rows_follow = false);
-  void reserve_outputs(const PictureSearchRequest& req, CallSlot& c);
+  void reserve_outputs(const PictureSearchRequest& req, int bands, CallSlot& c);
   // After a call's integer launches: cost_order_kernel on their costs, for the next call with the same bands.
   void queue_cost_order(const PictureSearchRequest& req, const std::vector<int>& band_start, size_t launches,
                         CallSlot& c);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/exp_golomb.h"
+#include "gpu/cost_order.h"
 #include "gpu/integer_geometry.cuh"
 #include "gpu/integer_ops.cuh"
 
@@ -45,9 +46,31 @@ struct Macroblock {
   int ox, oy;          // reference pixel under window position (0, 0), i.e. vector centre - range
 };
 
+// Which half of a split window the block searches (-1: the whole window), from its entry in the launch order.
+// Computed where it is needed rather than kept: a register held through the batches makes the K 8 kernel spill.
+__device__ __forceinline__ int block_half(const KernelArgs& a) {
+  return a.slot_mb ? entry_half(__ldg(a.slot_mb + blockIdx.x)) : -1;
+}
+
+// The batches the block searches, first | end << 16, bit 31 set for a split window's half: all, or the centre batch
+// and those before it, or those after it. Kept in shared memory (s.sea's word kSeaSpan) and read there after
+// barriers, for the same reason as block_half.
+constexpr uint32_t kHalfSpan = 1u << 31;
+__device__ __forceinline__ uint32_t batch_span(const KernelArgs& a) {
+  const int batches = (a.num_groups + kGroups - 1) / kGroups;
+  const int after_centre = centre_batch_of(a.range, a.groups_per_row, batches) + 1;
+  const int half = block_half(a);
+  return static_cast<uint32_t>(half == 1 ? after_centre : 0) |
+         (static_cast<uint32_t>(half == 0 ? after_centre : batches) << 16) | (half >= 0 ? kHalfSpan : 0u);
+}
+__device__ __forceinline__ bool in_span(uint32_t span, int batch) {
+  return batch >= static_cast<int>(span & 0xffffu) && batch < static_cast<int>((span & ~kHalfSpan) >> 16);
+}
+__device__ __forceinline__ bool whole_span(uint32_t span) { return (span & kHalfSpan) == 0; }
+
 __device__ __forceinline__ Macroblock block_macroblock(const KernelArgs& a) {
   Macroblock m;
-  m.index = a.slot_mb ? a.slot_mb[a.mb_first + blockIdx.x] : a.mb_first + static_cast<int>(blockIdx.x);
+  m.index = a.slot_mb ? entry_mb(a.slot_mb[blockIdx.x]) : a.mb_first + static_cast<int>(blockIdx.x);
   // m.index / mb_width by row_of_group's multiply-high: exact while m.index (mb_width - 1) < 2^31, far beyond any
   // picture check_search_request accepts.
   const int mb_row = row_of_group(m.index, a.mb_magic);

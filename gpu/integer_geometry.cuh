@@ -104,6 +104,9 @@ constexpr int kSeaParts = 44;  // 41, rounded up to a multiple of 4
 constexpr int kSeaCurSums = kSeaParts;
 constexpr int kSeaCounts = kSeaCurSums + 16;
 constexpr int kSeaBytes = (kSeaCounts + 2 * 4) * 4;
+// A word past the partitions' holds the block's batch span (batch_span).
+constexpr int kSeaSpan = kNumPartitions;
+static_assert(kSeaSpan < kSeaParts, "the span word lies among the partitions' padding");
 // The mv bits table (bits_table_offset) in shared memory: 5 groups_per_row bytes, SearchRange 128 at most.
 constexpr int kBitsBytes = (5 * ((2 * 128 + 1 + 3) / 4) + 15) / 16 * 16;
 static_assert(kBitsBytes % 16 == 0, "the tile after the bits table stays aligned");
@@ -269,10 +272,21 @@ struct KernelArgs {
   uint2* out;                // this reference's candidates: (mv.x | mv.y << 16, sad)
   uint2* out_host;           // nullptr, or the same again in page-locked host memory (device-mapped): written
                              // straight over PCIe, so the host needs no download of its own
-  const int* slot_mb;        // nullptr (block b takes macroblock mb_first + b), or the macroblock of each slot
-                             // mb_first + b: a permutation within each launch's macroblocks (cost_order_kernel)
+  const int* slot_mb;        // nullptr (block b takes macroblock mb_first + b), or the launch's part of the launch
+                             // order (gpu/cost_order.h): block b's entry, its macroblock and half or a spare block
   uint32_t* cost;            // nullptr, or this reference's clock cycles per macroblock, written by its block
+                             // (a split macroblock's: its two blocks' together)
+  // With slot_mb: where the blocks of split macroblocks meet, pair j (blocks 2j and 2j + 1) at split_keys + 2 j
+  // kNumPartitions K (each half's kNumPartitions x K keys) and split_meet + kMeetWords j (the arrivals, whose parity
+  // says which half came second, and each half's cycles).
+  uint64_t* split_keys;
+  uint32_t* split_meet;
 };
+
+constexpr int kMeetWords = 4;
+
+// The blocks an SM runs at once, at least (the kernel's launch bound), for a list length known at run time.
+inline int blocks_per_sm_bound(int top_k) { return top_k <= 8 ? kMinBlocksPerSm : 4; }
 
 // The fields of a launch's arguments that follow from the request and the geometry; the caller sets the picture,
 // parameter and output pointers and mb_first (gpu/me_cuda.cu, and the tests' host emulation of the launch).

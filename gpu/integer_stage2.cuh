@@ -146,7 +146,9 @@ __device__ __forceinline__ uint32_t list_bound(const uint64_t (&best)[K], uint32
 
 // Centre batch, before any list holds a key: the largest key >> 33 of the K positions nearest the window centre
 // (smallest spiral index; their batch slots follow the step orders in the table). K real positions lie at or below
-// it. ~0 where the batch holds fewer than K valid positions.
+// it. ~0 where the batch holds fewer than K valid positions. In the first batch of a split window's second half the
+// same slots hold other positions, real ones or invalid ones (whose penalty key makes the bound no bound): a bound
+// all the same.
 template <int K>
 __device__ __forceinline__ uint32_t seed_bound(const KernelArgs& a, int num_batches, const uint32_t* row,
                                                const uint64_t* pen) {

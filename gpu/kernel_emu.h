@@ -57,6 +57,9 @@ inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned shift) {
   return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (shift & 31));
 }
 template <typename T> inline T __ldg(const T* p) { return *p; }
+template <typename T> inline T __ldcg(const T* p) { return *p; }
+// Blocks run one after another, each thread alone until its next barrier or vote: every write is seen at once.
+inline void __threadfence() {}
 // A clock that only counts its readings: what the kernels time (launch order, gpu/cost_order.h) stays deterministic.
 inline long long clock64() {
   static long long ticks = 0;

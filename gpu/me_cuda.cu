@@ -483,7 +483,7 @@ void CudaSearch::stage_params(const PictureSearchRequest& req, CallSlot& c, bool
   if (!rows_follow) CUDA_CHECK(cudaEventRecord(c.params_sent.get(), copy_.get()));
 }
 
-void CudaSearch::reserve_outputs(const PictureSearchRequest& req, CallSlot& c) {
+void CudaSearch::reserve_outputs(const PictureSearchRequest& req, int bands, CallSlot& c) {
   const size_t n = req.refs.size() * static_cast<size_t>(req.mb_width) * req.mb_height;
   const size_t out_bytes = n * kNumPartitions * req.top_k * sizeof(Candidate);
   d_out_.reserve(out_bytes);
@@ -491,11 +491,21 @@ void CudaSearch::reserve_outputs(const PictureSearchRequest& req, CallSlot& c) {
   // Growing drops what the slot's order buffers held: wait for an order kernel still reading them, and forget its
   // order.
   const size_t num_mbs = static_cast<size_t>(req.mb_width) * req.mb_height;
-  if (c.cost.size() < n * sizeof(uint32_t) || c.slot_mb.size() < num_mbs * sizeof(int)) {
+  const size_t entries = cost_order_entries(static_cast<int>(num_mbs), kCostOrderMaxBands);
+  if (c.cost.size() < n * sizeof(uint32_t) || c.slot_mb.size() < entries * sizeof(int)) {
     if (c.cost_order_queued) CUDA_CHECK(cudaEventSynchronize(c.cost_order.get()));
     c.cost_order_width = 0;
     c.cost.reserve(n * sizeof(uint32_t));
-    c.slot_mb.reserve(num_mbs * sizeof(int));
+    c.slot_mb.reserve(entries * sizeof(int));
+  }
+  // Where split macroblocks meet, per launch (reference and band); the arrival counts start at zero, on the copy
+  // stream before anything the kernels wait for (this comes before stage_params).
+  const size_t launches = splits_windows(req.top_k) ? req.refs.size() * static_cast<size_t>(bands) : 0;
+  c.split_keys.reserve(launches * kMaxSplit * 2 * kNumPartitions * req.top_k * sizeof(uint64_t));
+  const size_t meet_bytes = launches * kMaxSplit * kMeetWords * sizeof(uint32_t);
+  if (c.split_meet.size() < meet_bytes) {
+    c.split_meet.reserve(meet_bytes);
+    CUDA_CHECK(cudaMemsetAsync(c.split_meet.as<void>(), 0, c.split_meet.size(), copy_.get()));
   }
   if (req.subpel_metric >= 0) {
     d_tab_.reserve(n * req.subpel_ranks * sizeof(SubpelTable));
@@ -515,7 +525,11 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
   Resident& cur = *res.in_use[0];
   const short2* params = (c.params_zero ? d_zero_params_ : c.d_params).as<short2>();
   const int row0 = band_start[b], row1 = band_start[b + 1];
-  const bool ordered = c.cost_order_width == req.mb_width && c.cost_order_bands == band_start;
+  // An order with split macroblocks serves only a kernel that splits them; one that does has spare blocks.
+  const bool splits = splits_windows(req.top_k);
+  const bool ordered = c.cost_order_width == req.mb_width && c.cost_order_bands == band_start &&
+                       (splits || !c.cost_order_splits);
+  const int band_mbs = (row1 - row0) * req.mb_width;
   for (int r = 0; r < num_refs; ++r) {
     const size_t i = launches->size();
     cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
@@ -533,9 +547,15 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     a.order = d_order_.as<uint32_t>();
     a.out = d_out_.as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
     a.out_host = h_out_.device_as<uint2>() + static_cast<size_t>(r) * num_mbs * per_mb;
-    a.slot_mb = ordered ? c.slot_mb.as<int>() : nullptr;
     a.cost = c.cost.as<uint32_t>() + static_cast<size_t>(r) * num_mbs;
-    kKernels[req.top_k - 1]<<<(row1 - row0) * req.mb_width, kThreads, g.smem, st>>>(a);
+    if (ordered) {  // the band's blocks in the launch order, split macroblocks and spare blocks among them
+      a.slot_mb = c.slot_mb.as<int>() + a.mb_first + b * kMaxSplit;
+      if (splits) {
+        a.split_keys = c.split_keys.as<uint64_t>() + i * kMaxSplit * 2 * kNumPartitions * req.top_k;
+        a.split_meet = c.split_meet.as<uint32_t>() + i * kMaxSplit * kMeetWords;
+      }
+    }
+    kKernels[req.top_k - 1]<<<band_mbs + (ordered && splits ? kMaxSplit : 0), kThreads, g.smem, st>>>(a);
     CUDA_CHECK_LAUNCH("integer_search_kernel");
     CUDA_CHECK(cudaEventRecord(done_event(c.done, i).get(), st));
     launches->push_back({r, b});
@@ -626,12 +646,16 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
   if (widest > kCostOrderMaxMbs) return;
   for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
   const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
-  cost_order_kernel<<<bands.count * chunks, kCostOrderThreads, widest * sizeof(uint32_t), order_.get()>>>(
-      c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks,
-      c.slot_mb.as<int>());
+  // The blocks the GPU runs at once, where the kernel of this list length splits macroblocks (0: it does not).
+  const int slots = splits_windows(req.top_k) ? sms_ * blocks_per_sm_bound(req.top_k) : 0;
+  cost_order_kernel<<<bands.count * chunks, kCostOrderThreads,
+                      kCostOrderThreads * sizeof(uint64_t) + widest * sizeof(uint32_t), order_.get()>>>(
+      c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks, slots,
+      mixes_order(req.top_k), c.slot_mb.as<int>());
   CUDA_CHECK_LAUNCH("cost_order_kernel");
   CUDA_CHECK(cudaEventRecord(c.cost_order.get(), order_.get()));
   c.cost_order_queued = true;
+  c.cost_order_splits = slots > 0;
   c.cost_order_width = req.mb_width;
   c.cost_order_bands = band_start;
 }
@@ -733,10 +757,9 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
   const bool order_sent = send_step_order(req.search_range);  // before the references: `refs` then covers it
   const Residency res = make_resident(req, c);
+  const std::vector<int> band_start = band_starts(req.mb_height, bands_for(req.mb_width * req.mb_height));
+  reserve_outputs(req, static_cast<int>(band_start.size()) - 1, c);
   stage_params(req, c, res.cur_pending);  // the current picture's rows follow: their events cover the parameters
-  reserve_outputs(req, c);
-  const std::vector<int> band_start =
-      band_starts(req.mb_height, bands_for(req.mb_width * req.mb_height));
   std::vector<Launch> launches = launch_bands(req, res, band_start, order_sent, c);
   if (req.subpel_metric >= 0) {
     std::vector<cudaEvent_t> waits;

@@ -80,13 +80,13 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
     }
     if (a.res.refs_sent) CUDA_CHECK(cudaEventRecord(c.refs.get(), copy_.get()));
     for (Resident* r : a.res.in_use) settle(*r);
-    stage_params(req, c);
-    reserve_outputs(req, c);
     // A search likely to be taken up while its reference grows: the next picture's rows wait for its bands, which
     // wait for the reference's rows their windows reach, so thinner bands let them start sooner.
     const int nbands =
         req.reference_grows ? std::min(kBands, req.mb_height) : bands_queued_ahead(req.mb_width * req.mb_height);
     a.band_start = band_starts(req.mb_height, nbands);
+    reserve_outputs(req, static_cast<int>(a.band_start.size()) - 1, c);
+    stage_params(req, c);
     // The rows of the growing reference a band reads: its window's (centre + range + the partition) and the
     // tables' +-3/4-pel taps beyond, with a margin.
     const int bands = static_cast<int>(a.band_start.size()) - 1;

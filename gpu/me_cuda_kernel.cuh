@@ -1,16 +1,18 @@
 // The integer-search kernel (gpu/me_cuda.cu launches it; doc/GPU.md describes the design), with its parts: geometry
-// and arguments, arithmetic, block layout, stage 1, sweep, stage 2 (gpu/integer_*.cuh, included below). Kept apart
-// from the host code so that the tests can also compile it as plain C++ under a small emulation of the CUDA execution
-// model (gpu/kernel_emu.h) and hold its logic to the twin without a GPU, once as Hopper and once as an older GPU
-// (GME_EMU_ARCH). Include it once per translation unit: it and its parts define their contents in an unnamed
-// namespace.
+// and arguments, arithmetic, block layout, stage 1, sweep, stage 2, merge (gpu/integer_*.cuh, included below). Kept
+// apart from the host code so that the tests can also compile it as plain C++ under a small emulation of the CUDA
+// execution model (gpu/kernel_emu.h) and hold its logic to the twin without a GPU, once as Hopper and once as an
+// older GPU (GME_EMU_ARCH). Include it once per translation unit: it and its parts define their contents in an
+// unnamed namespace.
 //
 // What one block computes: for one (macroblock, reference), every integer position of the window centre
 // +- SearchRange and each of the 41 partitions, the top K positions by key = (motion cost << 17) | spiral index
 // (me/spiral.h), i.e. by (cost, spiral): the twin's order (gpu/me_twin.cpp). One fused kernel does what the seed
 // paper's three kernels do (4x4 SADs, partition tree with penalty, reductions); no intermediate SAD leaves shared
-// memory. The outline, in the order of the functions (in the parts this file includes, gpu/integer_*.cuh, then
-// below; kThreads = 128 threads per block):
+// memory. A split macroblock (at K 1 the costliest of a small picture, gpu/cost_order.h) has two blocks, each
+// searching half of the window (the centre batch and those before it, or those after it) without the sweep; they
+// merge their lists where they meet. The outline, in the order of the functions (in the parts this file includes,
+// gpu/integer_*.cuh, then below; kThreads = 128 threads per block):
 //
 //   integer_search_kernel
 //     load_current          the macroblock's 16x16 pixels to shared memory
@@ -44,7 +46,8 @@
 //                           that penalty alone passes the largest bound, least_slack); the survivors listed
 //       stage1_chunk        every kGroups survivors: SADs and penalty keys, then stage 2 as for a batch
 //     merge_lists           each list thread ranks its keys in the partition's union and places those of rank < K,
-//                           decoded back to (mv, SAD)
+//                           decoded back to (mv, SAD); a split window's half ranks them (rank_half) and the second
+//                           half to finish merges both (meet_halves)
 //     write_out             the block's 41 x K candidates to device memory (and the page-locked host buffer)
 //
 // Every bound is exact: a position whose key >> 33 exceeds a bound that K distinct positions of its partition
@@ -61,67 +64,10 @@
 #include "gpu/integer_stage1.cuh"    // SADs and penalty keys
 #include "gpu/integer_sweep.cuh"     // successive elimination and its chunks
 #include "gpu/integer_stage2.cuh"    // bounds, screen, sorted lists
+#include "gpu/integer_merge.cuh"     // the lists merged, split halves met, candidates out
 
 namespace gme {
 namespace {
-
-// ---- Merge and output ------------------------------------------------------------------------------------------
-// Each of the 123 list threads places its own keys: the rank of its i-th key in the partition's union is i plus the
-// keys below it in the two other lists (counted), and a key of rank under K is the partition's rank-th candidate
-// (keys are unique, so ranks are; unfilled entries, kEmptyKey, rank K or more). The keys are decoded back to (mv,
-// SAD): the spiral index gives the vector (offsets: the order table's inverse of the spiral), the recomputed penalty
-// the SAD.
-template <int K>
-__device__ __forceinline__ void merge_lists(const uint64_t (&best)[K], const uint64_t* s_merge, uint2* s_out, int part,
-                                            int slice, const Macroblock& m, int lambda, const uint32_t* offsets) {
-  const uint64_t* o1 = s_merge + (part * kSlices + (slice + 1) % kSlices) * K;
-  const uint64_t* o2 = s_merge + (part * kSlices + (slice + 2) % kSlices) * K;
-  // The other lists' keys in registers, loaded at once, and each rank counted by independent compares: a two-pointer
-  // walk through shared memory waits for one load per step, at the end of every block.
-  uint64_t r1[K], r2[K];
-GME_UNROLL
-  for (int j = 0; j < K; ++j) {
-    r1[j] = o1[j];
-    r2[j] = o2[j];
-  }
-GME_UNROLL
-  for (int i = 0; i < K; ++i) {
-    const uint64_t key = best[i];
-    int rank = i;
-GME_UNROLL
-    for (int j = 0; j < K; ++j) rank += (r1[j] < key ? 1 : 0) + (r2[j] < key ? 1 : 0);
-    if (rank >= K) break;  // and so are the later keys of this list
-    const uint32_t off = __ldg(offsets + static_cast<uint32_t>(key & ((1u << kSpiralBits) - 1)));
-    const int mvx = m.centre.x + static_cast<int16_t>(off & 0xffffu);
-    const int mvy = m.centre.y + static_cast<int16_t>(off >> 16);
-    const uint64_t pen =
-        static_cast<uint64_t>(lambda) * static_cast<uint64_t>(se_bits(mvx - m.pred.x) + se_bits(mvy - m.pred.y));
-    const uint32_t sad = static_cast<uint32_t>(((key >> kSpiralBits) - pen) >> kLambdaBits);
-    s_out[part * K + rank] = make_uint2((static_cast<uint32_t>(mvx) & 0xffffu) | (static_cast<uint32_t>(mvy) << 16), sad);
-  }
-}
-
-// The block's 41 x K candidates, staged in shared memory, written out together: consecutive threads write
-// consecutive 16-byte pieces, so a warp store is 512 contiguous bytes (8-byte pieces K x 8 bytes apart would be
-// 41 x K separate transactions, which over PCIe to a host buffer cost far more than the kernel).
-template <int K>
-__device__ __forceinline__ void write_out(const KernelArgs& a, const uint2* s_out, int mb, int tid) {
-  const size_t first = static_cast<size_t>(mb) * kNumPartitions * K;  // this block's first candidate
-  if constexpr (K % 2 == 0) {  // 41 K candidates = 41 K / 2 aligned 16-byte pieces (first is even)
-    const uint4* src = reinterpret_cast<const uint4*>(s_out);
-    for (int i = tid; i < kNumPartitions * K / 2; i += kThreads) {
-      const uint4 v = src[i];
-      reinterpret_cast<uint4*>(a.out + first)[i] = v;
-      if (a.out_host) reinterpret_cast<uint4*>(a.out_host + first)[i] = v;
-    }
-  } else {
-    for (int i = tid; i < kNumPartitions * K; i += kThreads) {
-      const uint2 v = s_out[i];
-      a.out[first + i] = v;
-      if (a.out_host) a.out_host[first + i] = v;
-    }
-  }
-}
 
 // ---- The kernel -------------------------------------------------------------------------------------------------
 template <int K>
@@ -130,6 +76,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_sear
   const SharedLayout s = shared_layout(smem);
   const int tid = threadIdx.x;
   const long long start = clock64();
+  if constexpr (splits_windows(K))
+    if (a.slot_mb && a.slot_mb[blockIdx.x] == kSpareBlock) return;  // a block without a macroblock
   const Macroblock m = block_macroblock(a);
   load_current(a, m, s.cur, tid);
   load_bits(a, m, s.bits, tid);
@@ -144,7 +92,8 @@ GME_UNROLL
   for (int i = 0; i < K; ++i) best[i] = kEmptyKey;
   // What the first batch reads: no bound.
   for (int f = 0; f < kWorstFields; ++f) s.worst[(kWorstFields + f) * kThreads + tid] = ~0u;
-  if (tid < kSeaParts) s.sea[tid] = 0;  // no partition bound for the sweep yet
+  // No partition bound for the sweep yet; the batches the block searches (batch_span), read after barriers.
+  if (tid < kSeaParts) s.sea[tid] = tid == kSeaSpan && splits_windows(K) ? batch_span(a) : 0u;
   int done = 0;                   // batches processed: selects the s.worst half to write
   uint32_t pooled = ~0u;          // pool_bound after the centre batch
   uint32_t bound = ~0u;           // this list's bound after the last batch it screened
@@ -177,7 +126,9 @@ GME_UNROLL
       pooled = pool_bound<K>(s.sad + kSlices * list_part);
       const uint32_t pb = min(bound, pooled);
       if (lister && pb < kSeaCap) atomicMax(s.sea + part, (0x8000u - pb) * 0x10001u);  // the smallest of the 3
-      if (!__syncthreads_or(lister && pb >= kSeaCap) && window_summed(a, m)) {  // uniform
+      // A split window's halves search their batches (uniform).
+      if (!__syncthreads_or(lister && pb >= kSeaCap) && window_summed(a, m) &&
+          (!splits_windows(K) || whole_span(s.sea[kSeaSpan]))) {
         if (tid < kOrderWords) s.order[tid] = 0x03020100u + 0x04040404u * static_cast<uint32_t>(tid);  // in turn
         uint16_t* list = reinterpret_cast<uint16_t*>(s.tile);
         const int centre_first = centre_batch * kGroups;  // the centre batch's groups are done
@@ -232,8 +183,10 @@ GME_UNROLL
     const uint32_t key_floor = batch_key_floor(a, m, b);
     // The previous batch's stage 2 has finished with s.sad, s.pen, s.order and the tile; a batch that no list can
     // take anything from is skipped (the batches after it on its side lie farther out, but their floors are
-    // computed alike).
+    // computed alike), and so is one of the other half of a split window.
     if (!__syncthreads_or(lister && key_floor <= bound)) continue;
+    if constexpr (splits_windows(K))
+      if (!in_span(s.sea[kSeaSpan], batch)) continue;  // uniform
     load_step_order(a, batch, s.order, tid);
     load_tile(a, m, b, walk, s.tile, tid);
     __syncthreads();
@@ -241,7 +194,7 @@ GME_UNROLL
     __syncthreads();
 
     uint32_t worst = previous_bound();
-    if (done == 0) {  // the centre batch; uniform, so its barriers are too
+    if (done == 0) {  // the centre batch (a split window's second half: the one after it); uniform
       macroblock_block_sums(s.cur, s.sea, tid);
       worst = min(worst, seed_bound<K>(a, num_batches, row, s.pen));
       coset_minima(row, half2, slice, b.steps, s.tile, tid);
@@ -261,10 +214,21 @@ GME_UNROLL
   }
   __syncthreads();
   uint2* s_out = reinterpret_cast<uint2*>(smem + kNumPartitions * kSlices * K * 8);
-  if (lister) merge_lists<K>(best, s_merge, s_out, part, slice, m, a.lambda, a.order + a.offsets_at);
+  const int half_again = splits_windows(K) ? block_half(a) : -1;  // not kept through the batches
+  if (half_again < 0) {  // uniform
+    if (lister) merge_lists<K>(best, s_merge, s_out, part, slice, m, a.lambda, a.order + a.offsets_at);
+  } else {  // the half's keys where s_out lies, then both halves' candidates where the lists were
+    uint64_t* s_keys = reinterpret_cast<uint64_t*>(s_out);
+    if (lister) rank_half<K>(best, s_merge, s_keys, part, slice);
+    __syncthreads();
+    const uint32_t cycles = static_cast<uint32_t>(min(clock64() - start, static_cast<long long>(UINT32_MAX)));
+    s_out = reinterpret_cast<uint2*>(smem);  // then the other half's keys, where the lists were too
+    uint64_t* s_theirs = reinterpret_cast<uint64_t*>(smem + kNumPartitions * K * 8);
+    if (!meet_halves<K>(a, m, half_again, s_keys, s_theirs, s_out, s.cur, cycles, tid)) return;
+  }
   __syncthreads();
   write_out<K>(a, s_out, m.index, tid);
-  if (a.cost && tid == 0)
+  if (a.cost && tid == 0 && half_again < 0)
     a.cost[m.index] = static_cast<uint32_t>(min(clock64() - start, static_cast<long long>(UINT32_MAX)));
 }
 

@@ -5,11 +5,13 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "common/frame.h"
+#include "gpu/cost_order.h"
 #include "me/me_interface.h"
 
 namespace gme {
@@ -86,15 +88,26 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
     // The second copy the kernel writes for the host (direct candidates): poisoned, and it must equal the first.
     std::vector<uint2> host(res.size(), uint2{0xA5A5A5A5u, 0xA5A5A5A5u});
     a.out_host = host.data();
-    // Blocks take their macroblocks in an order (cost_order_kernel's): the reverse in the Hopper build, none in the
-    // other, so that both ways run; either way each block writes its macroblock's cost.
-    std::vector<int> slot_mb(static_cast<size_t>(num_mbs));
-    for (int s = 0; s < num_mbs; ++s) slot_mb[static_cast<size_t>(s)] = num_mbs - 1 - s;
-    a.slot_mb = GME_EMU_ARCH >= 900 ? slot_mb.data() : nullptr;
+    // Blocks take their macroblocks in an order (cost_order_kernel's): the reverse in the Hopper build, its first 3
+    // split where the kernel splits (every macroblock of a picture of 3 or fewer), none in the other, so that both
+    // ways run; either way each block writes its macroblock's cost. The split ones' meeting words start at an even
+    // count other than 0, as an earlier call leaves them.
+    const bool splits = splits_windows(req.top_k);
+    std::vector<int> table(cost_order_entries(num_mbs, 1), kSpareBlock);
+    const int split = splits ? std::min(num_mbs, 3) : 0;
+    for (int s = 0; s < num_mbs; ++s) place_block(table.data(), num_mbs - 1 - s, s, num_mbs, split, false);
+    std::vector<uint64_t> split_keys(static_cast<size_t>(kMaxSplit) * 2 * kNumPartitions * req.top_k, ~0ull);
+    std::vector<uint32_t> split_meet(static_cast<size_t>(kMaxSplit) * kMeetWords, 2u);
+    const bool ordered = GME_EMU_ARCH >= 900;
+    if (ordered) {
+      a.slot_mb = table.data();
+      a.split_keys = split_keys.data();
+      a.split_meet = split_meet.data();
+    }
     std::vector<uint32_t> cost(static_cast<size_t>(num_mbs), 0u);
     a.cost = cost.data();
     ASSERT_LE(g.smem, kEmuSmemBytes);
-    emulate_launch_k(req.top_k, a, num_mbs);
+    emulate_launch_k(req.top_k, a, num_mbs + (ordered && splits ? kMaxSplit : 0));
     ASSERT_EQ(std::memcmp(host.data(), res.data(), res.size() * sizeof(uint2)), 0) << "host copy differs";
     for (int mb = 0; mb < num_mbs; ++mb) ASSERT_GT(cost[static_cast<size_t>(mb)], 0u) << "no cost for macroblock " << mb;
     for (int mb = 0; mb < num_mbs; ++mb)

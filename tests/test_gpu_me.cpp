@@ -758,42 +758,91 @@ TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
 }
 
 // The launch order: cost_order_kernel against cost_order_plain on random costs, costs with many ties, saturating
-// sums over references, and bands from one macroblock to the largest the kernel takes; and the order is what it
-// claims: within each band a permutation of its macroblocks, costs not increasing.
+// sums over references, and bands from one macroblock to the largest the kernel takes, heaviest first with and
+// without splits and in the mixed order; and the table is what it claims: per band, each of its macroblocks once,
+// the split ones (those split_worthy, at most kMaxSplit) first as two halves, then the others with costs not
+// increasing (mixed: the even blocks', not decreasing the odd ones', none of which costs more than an even one's),
+// then the spare blocks.
 TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
   std::mt19937 rng(1717);
   const std::vector<std::vector<int>> layouts = {
       {0, 1}, {0, 300, 600, 900, 1200}, {0, 3, 13, 23, 33, 43}, {0, kCostOrderMaxMbs}, {0, 120, 1320, 2520}};
+  int splits_seen = 0, full_splits_seen = 0;
   for (const std::vector<int>& layout : layouts)
     for (int refs : {1, 2, 3})
-      for (int spread : {0, 3, 1 << 20, -1}) {  // -1: costs near UINT32_MAX, whose sums saturate
-        const int num_mbs = layout.back();
-        std::vector<uint32_t> cost(static_cast<size_t>(refs) * num_mbs);
-        for (uint32_t& c : cost)
-          c = spread < 0 ? UINT32_MAX - (rng() & 7u) : spread == 0 ? 5u : static_cast<uint32_t>(rng() % (spread + 1u));
-        CostOrderBands bands;
-        bands.count = static_cast<int>(layout.size()) - 1;
-        int widest = 0;
-        for (int b = 0; b <= bands.count; ++b) {
-          bands.start_mb[b] = layout[static_cast<size_t>(b)];
-          if (b > 0) widest = std::max(widest, layout[static_cast<size_t>(b)] - layout[static_cast<size_t>(b) - 1]);
+      for (int spread : {0, 3, 1 << 20, -1, -2})  // -1: costs near UINT32_MAX, whose sums saturate; -2: a few large
+        for (int policy = 0; policy < 3; ++policy) {  // heaviest first, split, mixed
+          const int num_mbs = layout.back();
+          std::vector<uint32_t> cost(static_cast<size_t>(refs) * num_mbs);
+          for (uint32_t& c : cost)
+            c = spread == -1  ? UINT32_MAX - (rng() & 7u)
+                : spread == -2 ? (rng() % 16 == 0 ? 1000000u + static_cast<uint32_t>(rng() % 1000) : 1000u)
+                : spread == 0  ? 5u
+                               : static_cast<uint32_t>(rng() % (spread + 1u));
+          CostOrderBands bands;
+          bands.count = static_cast<int>(layout.size()) - 1;
+          int widest = 0;
+          for (int b = 0; b <= bands.count; ++b) {
+            bands.start_mb[b] = layout[static_cast<size_t>(b)];
+            if (b > 0) widest = std::max(widest, layout[static_cast<size_t>(b)] - layout[static_cast<size_t>(b) - 1]);
+          }
+          std::vector<int> got(cost_order_entries(num_mbs, bands.count), -7);
+          ASSERT_LE(static_cast<size_t>(widest) * 4 + kCostOrderThreads * 8, kEmuSmemBytes);
+          const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
+          const int slots = policy == 1 ? 660 : 0;  // 0: no splits
+          const bool mix = policy == 2;
+          emu_launch(bands.count * chunks, kCostOrderThreads,
+                     [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, mix, got.data()); });
+          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, mix);
+          ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread
+                               << ", policy " << policy;
+          uint64_t total = 0;
+          for (int mb = 0; mb < num_mbs; ++mb) total += macroblock_cost(cost.data(), refs, num_mbs, mb);
+          for (int b = 0; b < bands.count; ++b) {
+            const int lo = bands.start_mb[b], n = bands.start_mb[b + 1] - lo;
+            const int* e = &want[static_cast<size_t>(lo + b * kMaxSplit)];
+            int worthy = 0;
+            for (int mb = lo; mb < lo + n; ++mb)
+              worthy += slots && split_worthy(macroblock_cost(cost.data(), refs, num_mbs, mb), total, refs, slots);
+            const int split = std::min(worthy, kMaxSplit);
+            splits_seen += split > 0;
+            full_splits_seen += split == kMaxSplit;
+            std::vector<int> mbs;
+            for (int i = 0; i < n + kMaxSplit; ++i) {
+              if (i < 2 * split) {
+                ASSERT_EQ(entry_half(e[i]), i & 1) << i;
+                if (i & 1) ASSERT_EQ(entry_mb(e[i]), entry_mb(e[i - 1])) << i;
+                else mbs.push_back(entry_mb(e[i]));
+              } else if (i < n + split) {
+                ASSERT_EQ(entry_half(e[i]), -1) << i;
+                mbs.push_back(entry_mb(e[i]));
+              } else {
+                ASSERT_EQ(e[i], kSpareBlock) << i;
+              }
+            }
+            ASSERT_EQ(static_cast<int>(mbs.size()), n);
+            auto cost_at = [&](size_t i) { return macroblock_cost(cost.data(), refs, num_mbs, mbs[i]); };
+            uint32_t cheapest_even = UINT32_MAX, dearest_odd = 0;
+            for (size_t i = 0; i < mbs.size(); ++i) {
+              if (!mix && i > 0) {
+                ASSERT_GE(cost_at(i - 1), cost_at(i)) << i;
+              } else if (mix && i >= 2 && i % 2 == 0) {
+                ASSERT_GE(cost_at(i - 2), cost_at(i)) << i;
+              } else if (mix && i >= 2) {
+                ASSERT_LE(cost_at(i - 2), cost_at(i)) << i;
+              }
+              if (i % 2 == 0) cheapest_even = std::min(cheapest_even, cost_at(i));
+              else dearest_odd = std::max(dearest_odd, cost_at(i));
+            }
+            if (mix && n > 1) {
+              ASSERT_GE(cheapest_even, dearest_odd);
+            }
+            std::sort(mbs.begin(), mbs.end());
+            for (int i = 0; i < n; ++i) ASSERT_EQ(mbs[static_cast<size_t>(i)], lo + i);
+          }
         }
-        std::vector<int> got(static_cast<size_t>(num_mbs), -1);
-        ASSERT_LE(static_cast<size_t>(widest) * 4, kEmuSmemBytes);
-        const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
-        emu_launch(bands.count * chunks, kCostOrderThreads,
-                   [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, got.data()); });
-        const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands);
-        ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread;
-        for (int b = 0; b < bands.count; ++b) {
-          std::vector<int> slots(want.begin() + bands.start_mb[b], want.begin() + bands.start_mb[b + 1]);
-          for (size_t i = 1; i < slots.size(); ++i)
-            ASSERT_GE(macroblock_cost(cost.data(), refs, num_mbs, slots[i - 1]),
-                      macroblock_cost(cost.data(), refs, num_mbs, slots[i]));
-          std::sort(slots.begin(), slots.end());
-          for (size_t i = 0; i < slots.size(); ++i) ASSERT_EQ(slots[i], bands.start_mb[b] + static_cast<int>(i));
-        }
-      }
+  EXPECT_GT(splits_seen, 0);
+  EXPECT_GT(full_splits_seen, 0);
 }
 
 // The portable packed u16 arithmetic of the GPUs before Hopper against the models of Hopper's instructions, on the
@@ -1043,13 +1092,26 @@ TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
 
 // Calls after the first with the same bands launch their blocks in the order the call before's costs give
 // (gpu/cost_order.h), on other pictures and other reference counts; each still matches the twin (a block that took
-// a wrong macroblock would leave another's candidates poisoned).
+// a wrong macroblock would leave another's candidates poisoned). Heaviest first (K 4) and mixed (K 8).
 TEST_F(GpuMeCuda, MatchesTwinInTheCostOrder) {
   std::mt19937 rng(8088);
   int call = 0;
-  for (int refs : {2, 2, 1, 2, 1})  // calls take the two slots in turn; a slot's order is the call before's there
+  for (int k : {4, 8})
+    for (int refs : {2, 2, 1, 2, 1})  // calls take the two slots in turn; a slot's order is the call before's there
+      expect_same_as_twin(make_scene(40, 30, refs, 8, k, rng, call++ % 2 ? Content::kNoise : Content::kSmooth,
+                                     /*far_centres=*/false)
+                              .req);
+}
+
+// K 1 splits the costliest macroblocks' windows between two blocks (gpu/cost_order.h): on a picture this small,
+// every macroblock from the third call on (SearchRange 16: 4 batches, 2 a half), the halves meeting through the
+// call slot's buffers call after call.
+TEST_F(GpuMeCuda, SplitMacroblocksMatchTwin) {
+  std::mt19937 rng(6060);
+  int call = 0;
+  for (int refs : {1, 2, 1, 2, 1, 1})
     expect_same_as_twin(
-        make_scene(40, 30, refs, 8, 4, rng, call++ % 2 ? Content::kNoise : Content::kSmooth, /*far_centres=*/false).req);
+        make_scene(6, 4, refs, 16, 1, rng, call++ % 2 ? Content::kNoise : Content::kSmooth, /*far_centres=*/false).req);
 }
 
 // Calls whose centres and predictors are all (0, 0) read a resident buffer of zeros, which grows with the picture;
