@@ -178,8 +178,9 @@ class CudaSearch final : public GpuPictureSearch {
   // Launch i's sub-pel tables and their download; the stream first waits for `waits` and launch i's kernel.
   void launch_table(const PictureSearchRequest& req, const Residency& res, const std::vector<int>& band_start,
                     const std::vector<Launch>& launches, size_t i, CallSlot& c, const std::vector<cudaEvent_t>& waits);
+  // uploads_before_kernels: every upload of the call is one its kernels wait for (search_on_device's calls).
   void join(const PictureSearchRequest& req, const std::vector<int>& band_start, std::vector<Launch> launches,
-            int slot, bool uploaded);
+            int slot, bool uploaded, bool uploads_before_kernels = false);
   void remember_call(const PictureSearchRequest& req, const Residency& res);
   void answer(const PictureSearchRequest& req, PictureCandidates& out);
   void search_on_device(const PictureSearchRequest& req, PictureCandidates& out);

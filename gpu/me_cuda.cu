@@ -361,7 +361,10 @@ void CudaSearch::complete_rows(int rows) {
     CUDA_CHECK(cudaEventSynchronize(c.end.get()));
     timing_.total_ms = elapsed_ms(c.start, c.end);
     timing_.kernel_ms = elapsed_ms(c.kernel_start, c.end);
-    if (fly_.uploaded) timing_.upload_ms = elapsed_ms(c.start, c.uploaded);
+    if (fly_.uploaded) {  // done before the kernels that waited for it, but c.end may follow them on their stream
+      CUDA_CHECK(cudaEventSynchronize(c.uploaded.get()));
+      timing_.upload_ms = elapsed_ms(c.start, c.uploaded);
+    }
     fly_.ready_rows = fly_.mb_height;
     fly_.active = false;
     fly_.out = nullptr;
@@ -661,18 +664,24 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
 }
 
 // One event after every band, table and upload of the call: completing the whole call waits for it (one
-// synchronisation instead of one per launch), and a completed call has its staging buffers free for the next.
+// synchronisation instead of one per launch), and a completed call has its staging buffers free for the next. A call
+// of one launch without tables whose kernel waited for every upload of the call records it on that launch's stream,
+// right after the kernel: the join stream's waits would add a hop between streams to a small picture's call.
 void CudaSearch::join(const PictureSearchRequest& req, const std::vector<int>& band_start,
-                      std::vector<Launch> launches, int slot, bool uploaded) {
+                      std::vector<Launch> launches, int slot, bool uploaded, bool uploads_before_kernels) {
   CallSlot& c = slots_[slot];
   const bool tables = req.subpel_metric >= 0;
-  queue_cost_order(req, band_start, launches.size(), c);
-  for (size_t i = 0; i < launches.size(); ++i) {
-    CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(c.done, i).get(), 0));
-    if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(c.tab, i).get(), 0));
+  if (launches.size() == 1 && !tables && uploads_before_kernels) {
+    CUDA_CHECK(cudaEventRecord(c.end.get(), first_.get()));  // launch_integer_band: band 0's stream
+  } else {
+    for (size_t i = 0; i < launches.size(); ++i) {
+      CUDA_CHECK(cudaStreamWaitEvent(join_.get(), done_event(c.done, i).get(), 0));
+      if (tables) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), pool_event(c.tab, i).get(), 0));
+    }
+    if (uploaded) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), c.uploaded.get(), 0));
+    CUDA_CHECK(cudaEventRecord(c.end.get(), join_.get()));
   }
-  if (uploaded) CUDA_CHECK(cudaStreamWaitEvent(join_.get(), c.uploaded.get(), 0));
-  CUDA_CHECK(cudaEventRecord(c.end.get(), join_.get()));
+  queue_cost_order(req, band_start, launches.size(), c);  // off the answer's path
   fly_.active = true;
   fly_.slot = slot;
   fly_.launches = std::move(launches);
@@ -766,7 +775,7 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
     if (res.cur_pending || res.refs_sent) waits.push_back(c.uploaded.get());
     for (size_t i = 0; i < launches.size(); ++i) launch_table(req, res, band_start, launches, i, c, waits);
   }
-  join(req, band_start, std::move(launches), slot, res.cur_pending || res.refs_sent);
+  join(req, band_start, std::move(launches), slot, res.cur_pending || res.refs_sent, /*uploads_before_kernels=*/true);
   remember_call(req, res);
   answer(req, out);
 }
