@@ -64,31 +64,44 @@ inline size_t cost_order_entries(int num_mbs, int bands) {
 }
 
 // Mixed order. The longest lists' blocks slow one another down where several share an SM: heaviest first, a
-// picture's costliest blocks start together, five to an SM. Those calls alternate the band's costliest and
-// cheapest macroblocks instead (ranks 0, n - 1, 1, n - 2, ...): each SM starts with some of either, and the cheap
-// ones, done early, hand their slots to the next.
+// picture's costliest blocks start together, five to an SM. Those calls interleave runs of the band's costliest and
+// cheapest macroblocks instead, kMixRun of each in turn (ranks 0..4, n-1..n-5, 5..9, ...): each SM starts with some
+// of either, and the cheap ones, done early, hand their slots to the next. Which blocks share an SM follows from how
+// the block scheduler spreads consecutive blocks over the SMs, which CUDA leaves unspecified: the run length is
+// measured (runs of 1, 2, 5, 66 and 132 compared in doc/EXPERIMENTS.md).
 constexpr int kMixMinTopK = 8;
+constexpr int kMixRun = 5;
 GME_HOST_DEVICE constexpr bool mixes_order(int top_k) { return top_k >= kMixMinTopK; }
 
+// Block of the mixed order (runs of `run`) that takes the costly half's idx-th macroblock (costly: ranks 0..ceil(n /
+// 2) - 1 by rank) or the cheap half's (the others, cheapest first): whole runs of both while the cheap half has
+// them, then the rest alternating singly.
+GME_HOST_DEVICE inline int mixed_block(int idx, bool costly, int n, int run) {
+  const int full = n / 2 / run * run;
+  return idx < full ? 2 * run * (idx / run) + (costly ? 0 : run) + idx % run
+                    : 2 * full + 2 * (idx - full) + (costly ? 0 : 1);
+}
+
 // Where a band's macroblock of cost rank `rank` goes among its n, `split` of its costliest being split: its two
-// halves' blocks 2 rank and 2 rank + 1, else block rank + split, or in the mixed order (no split) block 2 rank for
-// the costlier half of the ranks and 2 (n - 1 - rank) + 1 for the others. The band's blocks from n + split on are
-// spare.
-GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int n, int split, bool mix) {
+// halves' blocks 2 rank and 2 rank + 1, else block rank + split, or in the mixed order (mix_run > 0, no split)
+// mixed_block's. The band's blocks from n + split on are spare.
+GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int n, int split, int mix_run) {
   if (rank < split) {
     band_entries[2 * rank] = block_entry(mb, 0);
     band_entries[2 * rank + 1] = block_entry(mb, 1);
-  } else if (mix) {
-    band_entries[rank < (n + 1) / 2 ? 2 * rank : 2 * (n - 1 - rank) + 1] = block_entry(mb, -1);
+  } else if (mix_run > 0) {
+    const bool costly = rank < (n + 1) / 2;
+    band_entries[mixed_block(costly ? rank : n - 1 - rank, costly, n, mix_run)] = block_entry(mb, -1);
   } else {
     band_entries[rank + split] = block_entry(mb, -1);
   }
 }
 
 // The table for every band: its macroblocks by cost, highest first, equal costs by macroblock number, the split
-// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order (mix, with slots 0).
+// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order in runs of mix_run
+// (mix_run > 0, with slots 0).
 inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num_mbs, const CostOrderBands& bands,
-                                         int slots, bool mix) {
+                                         int slots, int mix_run) {
   std::vector<int> table(cost_order_entries(num_mbs, bands.count), kSpareBlock);
   uint64_t total = 0;
   for (int i = 0; i < num_mbs; ++i) total += macroblock_cost(cost, refs, num_mbs, i);
@@ -105,7 +118,7 @@ inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num
         const uint32_t d = macroblock_cost(cost, refs, num_mbs, j);
         rank += d > c || (d == c && j < i);
       }
-      place_block(&table[static_cast<size_t>(lo + b * kMaxSplit)], i, rank, hi - lo, split, mix);
+      place_block(&table[static_cast<size_t>(lo + b * kMaxSplit)], i, rank, hi - lo, split, mix_run);
     }
   }
   return table;

@@ -654,7 +654,7 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
   cost_order_kernel<<<bands.count * chunks, kCostOrderThreads,
                       kCostOrderThreads * sizeof(uint64_t) + widest * sizeof(uint32_t), order_.get()>>>(
       c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks, slots,
-      mixes_order(req.top_k), c.slot_mb.as<int>());
+      mixes_order(req.top_k) ? kMixRun : 0, c.slot_mb.as<int>());
   CUDA_CHECK_LAUNCH("cost_order_kernel");
   CUDA_CHECK(cudaEventRecord(c.cost_order.get(), order_.get()));
   c.cost_order_queued = true;

@@ -759,10 +759,10 @@ TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
 
 // The launch order: cost_order_kernel against cost_order_plain on random costs, costs with many ties, saturating
 // sums over references, and bands from one macroblock to the largest the kernel takes, heaviest first with and
-// without splits and in the mixed order; and the table is what it claims: per band, each of its macroblocks once,
-// the split ones (those split_worthy, at most kMaxSplit) first as two halves, then the others with costs not
-// increasing (mixed: the even blocks', not decreasing the odd ones', none of which costs more than an even one's),
-// then the spare blocks.
+// without splits and in the mixed order (runs of 1, 3 and kMixRun); and the table is what it claims: per band, each
+// of its macroblocks once, the split ones (those split_worthy, at most kMaxSplit) first as two halves, then the
+// others with costs not increasing (mixed: the blocks of the costly runs' costs not increasing, the cheap runs' not
+// decreasing, none of which costs more than a costly run's block), then the spare blocks.
 TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
   std::mt19937 rng(1717);
   const std::vector<std::vector<int>> layouts = {
@@ -771,7 +771,7 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
   for (const std::vector<int>& layout : layouts)
     for (int refs : {1, 2, 3})
       for (int spread : {0, 3, 1 << 20, -1, -2})  // -1: costs near UINT32_MAX, whose sums saturate; -2: a few large
-        for (int policy = 0; policy < 3; ++policy) {  // heaviest first, split, mixed
+        for (int policy = 0; policy < 5; ++policy) {  // heaviest first, split, mixed in runs of 1, 3, kMixRun
           const int num_mbs = layout.back();
           std::vector<uint32_t> cost(static_cast<size_t>(refs) * num_mbs);
           for (uint32_t& c : cost)
@@ -790,10 +790,11 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
           ASSERT_LE(static_cast<size_t>(widest) * 4 + kCostOrderThreads * 8, kEmuSmemBytes);
           const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
           const int slots = policy == 1 ? 660 : 0;  // 0: no splits
-          const bool mix = policy == 2;
+          const int run = policy == 2 ? 1 : policy == 3 ? 3 : policy == 4 ? kMixRun : 0;
+          const bool mix = run > 0;
           emu_launch(bands.count * chunks, kCostOrderThreads,
-                     [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, mix, got.data()); });
-          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, mix);
+                     [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, run, got.data()); });
+          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, run);
           ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread
                                << ", policy " << policy;
           uint64_t total = 0;
@@ -822,20 +823,37 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
             }
             ASSERT_EQ(static_cast<int>(mbs.size()), n);
             auto cost_at = [&](size_t i) { return macroblock_cost(cost.data(), refs, num_mbs, mbs[i]); };
-            uint32_t cheapest_even = UINT32_MAX, dearest_odd = 0;
+            // Mixed: whole runs of `run` costly blocks then `run` cheap ones while the cheap half (n / 2) has whole
+            // runs left, then single blocks alternating, costly first.
+            const size_t whole = mix ? static_cast<size_t>(2 * (n / 2 / run * run)) : 0;
+            auto costly = [&](size_t i) { return i < whole ? (i / run) % 2 == 0 : (i - whole) % 2 == 0; };
+            uint32_t cheapest_costly = UINT32_MAX, dearest_cheap = 0;
+            size_t last_costly = SIZE_MAX, last_cheap = SIZE_MAX, costly_blocks = 0;
             for (size_t i = 0; i < mbs.size(); ++i) {
-              if (!mix && i > 0) {
-                ASSERT_GE(cost_at(i - 1), cost_at(i)) << i;
-              } else if (mix && i >= 2 && i % 2 == 0) {
-                ASSERT_GE(cost_at(i - 2), cost_at(i)) << i;
-              } else if (mix && i >= 2) {
-                ASSERT_LE(cost_at(i - 2), cost_at(i)) << i;
+              if (!mix) {
+                if (i > 0) {
+                  ASSERT_GE(cost_at(i - 1), cost_at(i)) << i;
+                }
+              } else if (costly(i)) {
+                if (last_costly != SIZE_MAX) {
+                  ASSERT_GE(cost_at(last_costly), cost_at(i)) << i;
+                }
+                last_costly = i;
+                ++costly_blocks;
+                cheapest_costly = std::min(cheapest_costly, cost_at(i));
+              } else {
+                if (last_cheap != SIZE_MAX) {
+                  ASSERT_LE(cost_at(last_cheap), cost_at(i)) << i;
+                }
+                last_cheap = i;
+                dearest_cheap = std::max(dearest_cheap, cost_at(i));
               }
-              if (i % 2 == 0) cheapest_even = std::min(cheapest_even, cost_at(i));
-              else dearest_odd = std::max(dearest_odd, cost_at(i));
             }
-            if (mix && n > 1) {
-              ASSERT_GE(cheapest_even, dearest_odd);
+            if (mix) {
+              ASSERT_EQ(costly_blocks, static_cast<size_t>((n + 1) / 2));
+              if (n > 1) {
+                ASSERT_GE(cheapest_costly, dearest_cheap);
+              }
             }
             std::sort(mbs.begin(), mbs.end());
             for (int i = 0; i < n; ++i) ASSERT_EQ(mbs[static_cast<size_t>(i)], lo + i);
