@@ -68,7 +68,9 @@ inline size_t cost_order_entries(int num_mbs, int bands) {
 // cheapest macroblocks instead, kMixRun of each in turn (ranks 0..4, n-1..n-5, 5..9, ...): each SM starts with some
 // of either, and the cheap ones, done early, hand their slots to the next. Which blocks share an SM follows from how
 // the block scheduler spreads consecutive blocks over the SMs, which CUDA leaves unspecified: the run length is
-// measured (runs of 1, 2, 5, 66 and 132 compared in doc/EXPERIMENTS.md).
+// measured (runs of 1, 2, 5, 66 and 132 compared in doc/EXPERIMENTS.md). Only the first wave (the blocks the GPU
+// starts at once) is mixed, of the costliest and cheapest halves of its size; the blocks after it take the slots
+// that free up heaviest first, so that the picture ends with cheap blocks rather than middling ones.
 constexpr int kMixMinTopK = 8;
 constexpr int kMixRun = 5;
 GME_HOST_DEVICE constexpr bool mixes_order(int top_k) { return top_k >= kMixMinTopK; }
@@ -82,26 +84,36 @@ GME_HOST_DEVICE inline int mixed_block(int idx, bool costly, int n, int run) {
                     : 2 * full + 2 * (idx - full) + (costly ? 0 : 1);
 }
 
+// How many of a band's n blocks the mixed order mixes, the first wave of `wave` blocks (0: all): an even count, the
+// wave's costliest and cheapest halves, or all n where the wave holds them.
+GME_HOST_DEVICE inline int mixed_blocks(int n, int wave) { return wave > 0 && wave < n ? wave / 2 * 2 : n; }
+
 // Where a band's macroblock of cost rank `rank` goes among its n, `split` of its costliest being split: its two
-// halves' blocks 2 rank and 2 rank + 1, else block rank + split, or in the mixed order (mix_run > 0, no split)
-// mixed_block's. The band's blocks from n + split on are spare.
-GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int n, int split, int mix_run) {
+// halves' blocks 2 rank and 2 rank + 1, else block rank + split, or in the mixed order (mix_run > 0, no split) the
+// mixed_block of its half among the first mixed_blocks(n, wave), the ranks between those halves after them in order.
+// The band's blocks from n + split on are spare.
+GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int n, int split, int mix_run,
+                                        int wave) {
   if (rank < split) {
     band_entries[2 * rank] = block_entry(mb, 0);
     band_entries[2 * rank + 1] = block_entry(mb, 1);
   } else if (mix_run > 0) {
-    const bool costly = rank < (n + 1) / 2;
-    band_entries[mixed_block(costly ? rank : n - 1 - rank, costly, n, mix_run)] = block_entry(mb, -1);
+    const int m = mixed_blocks(n, wave), costly_count = (m + 1) / 2;
+    int block;
+    if (rank < costly_count) block = mixed_block(rank, true, m, mix_run);
+    else if (rank >= n - m / 2) block = mixed_block(n - 1 - rank, false, m, mix_run);
+    else block = m + rank - costly_count;
+    band_entries[block] = block_entry(mb, -1);
   } else {
     band_entries[rank + split] = block_entry(mb, -1);
   }
 }
 
 // The table for every band: its macroblocks by cost, highest first, equal costs by macroblock number, the split
-// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order in runs of mix_run
-// (mix_run > 0, with slots 0).
+// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order in runs of mix_run over
+// the first `wave` blocks (mix_run > 0, with slots 0).
 inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num_mbs, const CostOrderBands& bands,
-                                         int slots, int mix_run) {
+                                         int slots, int mix_run, int wave) {
   std::vector<int> table(cost_order_entries(num_mbs, bands.count), kSpareBlock);
   uint64_t total = 0;
   for (int i = 0; i < num_mbs; ++i) total += macroblock_cost(cost, refs, num_mbs, i);
@@ -118,7 +130,7 @@ inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num
         const uint32_t d = macroblock_cost(cost, refs, num_mbs, j);
         rank += d > c || (d == c && j < i);
       }
-      place_block(&table[static_cast<size_t>(lo + b * kMaxSplit)], i, rank, hi - lo, split, mix_run);
+      place_block(&table[static_cast<size_t>(lo + b * kMaxSplit)], i, rank, hi - lo, split, mix_run, wave);
     }
   }
   return table;

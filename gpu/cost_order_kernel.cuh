@@ -29,12 +29,12 @@ __device__ __forceinline__ uint64_t block_sum(uint64_t v, uint64_t* s_sum, int t
 // `chunks` blocks per band, each placing kCostOrderThreads of its macroblocks: the band's costs (summed over the
 // references) into shared memory and how many of them split (split_worthy against the whole picture's cycles; none
 // where slots is 0), then each thread ranks its macroblock among them (higher cost first, equal costs by number) and
-// places its blocks (place_block, in the mixed order's runs of mix_run where that is not 0); the band's first block
-// marks the spare blocks.
+// places its blocks (place_block, in the mixed order's runs of mix_run over the first `wave` blocks where mix_run is
+// not 0); the band's first block marks the spare blocks.
 // Launched with 4 bytes of shared memory per macroblock of the widest band and 8 per thread.
 __global__ void __launch_bounds__(kCostOrderThreads, 1) cost_order_kernel(const uint32_t* cost, int refs,
                                                                           int num_mbs, CostOrderBands bands,
-                                                                          int chunks, int slots, int mix_run,
+                                                                          int chunks, int slots, int mix_run, int wave,
                                                                           int* table) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint64_t* s_sum = reinterpret_cast<uint64_t*>(smem);
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kCostOrderThreads, 1) cost_order_kernel(const 
       const uint32_t d = s_cost[j];
       rank += d > c || (d == c && j < i);
     }
-    place_block(entries, lo + i, rank, n, split, mix_run);
+    place_block(entries, lo + i, rank, n, split, mix_run, wave);
   }
 }
 

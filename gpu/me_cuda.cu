@@ -649,12 +649,14 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
   if (widest > kCostOrderMaxMbs) return;
   for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
   const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
-  // The blocks the GPU runs at once, where the kernel of this list length splits macroblocks (0: it does not).
-  const int slots = splits_windows(req.top_k) ? sms_ * blocks_per_sm_bound(req.top_k) : 0;
+  // The blocks the GPU runs at once: the share a split macroblock is measured against (0: this list length does
+  // not split), and the mixed order's first wave.
+  const int wave = sms_ * blocks_per_sm_bound(req.top_k);
+  const int slots = splits_windows(req.top_k) ? wave : 0;
   cost_order_kernel<<<bands.count * chunks, kCostOrderThreads,
                       kCostOrderThreads * sizeof(uint64_t) + widest * sizeof(uint32_t), order_.get()>>>(
       c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks, slots,
-      mixes_order(req.top_k) ? kMixRun : 0, c.slot_mb.as<int>());
+      mixes_order(req.top_k) ? kMixRun : 0, wave, c.slot_mb.as<int>());
   CUDA_CHECK_LAUNCH("cost_order_kernel");
   CUDA_CHECK(cudaEventRecord(c.cost_order.get(), order_.get()));
   c.cost_order_queued = true;

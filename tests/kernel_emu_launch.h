@@ -95,7 +95,7 @@ inline void emulated_search(const PictureSearchRequest& req, PictureCandidates& 
     const bool splits = splits_windows(req.top_k);
     std::vector<int> table(cost_order_entries(num_mbs, 1), kSpareBlock);
     const int split = splits ? std::min(num_mbs, 3) : 0;
-    for (int s = 0; s < num_mbs; ++s) place_block(table.data(), num_mbs - 1 - s, s, num_mbs, split, false);
+    for (int s = 0; s < num_mbs; ++s) place_block(table.data(), num_mbs - 1 - s, s, num_mbs, split, 0, 0);
     std::vector<uint64_t> split_keys(static_cast<size_t>(kMaxSplit) * 2 * kNumPartitions * req.top_k, ~0ull);
     std::vector<uint32_t> split_meet(static_cast<size_t>(kMaxSplit) * kMeetWords, 2u);
     const bool ordered = GME_EMU_ARCH >= 900;

@@ -759,10 +759,12 @@ TEST(GpuMeKernelOps, BlockSumsMatchPlainSums) {
 
 // The launch order: cost_order_kernel against cost_order_plain on random costs, costs with many ties, saturating
 // sums over references, and bands from one macroblock to the largest the kernel takes, heaviest first with and
-// without splits and in the mixed order (runs of 1, 3 and kMixRun); and the table is what it claims: per band, each
-// of its macroblocks once, the split ones (those split_worthy, at most kMaxSplit) first as two halves, then the
-// others with costs not increasing (mixed: the blocks of the costly runs' costs not increasing, the cheap runs' not
-// decreasing, none of which costs more than a costly run's block), then the spare blocks.
+// without splits and in the mixed order (runs of 1, 3 and kMixRun, over the whole band or a first wave of 10 or 661
+// blocks); and the table is what it claims: per band, each of its macroblocks once, the split ones (those
+// split_worthy, at most kMaxSplit) first as two halves, then the others with costs not increasing (mixed: in the
+// wave, the blocks of the costly runs' costs not increasing, the cheap runs' not decreasing, none of which costs more
+// than a costly run's block; after it, costs not increasing, none above the wave's cheapest costly block nor below
+// its dearest cheap one), then the spare blocks.
 TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
   std::mt19937 rng(1717);
   const std::vector<std::vector<int>> layouts = {
@@ -771,7 +773,7 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
   for (const std::vector<int>& layout : layouts)
     for (int refs : {1, 2, 3})
       for (int spread : {0, 3, 1 << 20, -1, -2})  // -1: costs near UINT32_MAX, whose sums saturate; -2: a few large
-        for (int policy = 0; policy < 5; ++policy) {  // heaviest first, split, mixed in runs of 1, 3, kMixRun
+        for (int policy = 0; policy < 7; ++policy) {  // heaviest first, split, mixed (runs 1, 3, kMixRun; waves)
           const int num_mbs = layout.back();
           std::vector<uint32_t> cost(static_cast<size_t>(refs) * num_mbs);
           for (uint32_t& c : cost)
@@ -790,11 +792,13 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
           ASSERT_LE(static_cast<size_t>(widest) * 4 + kCostOrderThreads * 8, kEmuSmemBytes);
           const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
           const int slots = policy == 1 ? 660 : 0;  // 0: no splits
-          const int run = policy == 2 ? 1 : policy == 3 ? 3 : policy == 4 ? kMixRun : 0;
+          const int run = policy == 2 ? 1 : policy == 3 || policy == 6 ? 3 : policy >= 4 ? kMixRun : 0;
+          const int wave = policy == 5 ? 10 : policy == 6 ? 661 : 0;
           const bool mix = run > 0;
-          emu_launch(bands.count * chunks, kCostOrderThreads,
-                     [&] { cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, run, got.data()); });
-          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, run);
+          emu_launch(bands.count * chunks, kCostOrderThreads, [&] {
+            cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, run, wave, got.data());
+          });
+          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, run, wave);
           ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread
                                << ", policy " << policy;
           uint64_t total = 0;
@@ -823,13 +827,15 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
             }
             ASSERT_EQ(static_cast<int>(mbs.size()), n);
             auto cost_at = [&](size_t i) { return macroblock_cost(cost.data(), refs, num_mbs, mbs[i]); };
-            // Mixed: whole runs of `run` costly blocks then `run` cheap ones while the cheap half (n / 2) has whole
-            // runs left, then single blocks alternating, costly first.
-            const size_t whole = mix ? static_cast<size_t>(2 * (n / 2 / run * run)) : 0;
+            // Mixed: the first `mixed` blocks (the wave, an even count, or all n) in whole runs of `run` costly
+            // blocks then `run` cheap ones while the cheap half has whole runs left, then single blocks
+            // alternating, costly first; the blocks after the wave in order.
+            const size_t mixed = mix && wave > 0 && wave < n ? static_cast<size_t>(wave / 2 * 2) : mbs.size();
+            const size_t whole = mix ? 2 * (mixed / 2 / run * run) : 0;
             auto costly = [&](size_t i) { return i < whole ? (i / run) % 2 == 0 : (i - whole) % 2 == 0; };
             uint32_t cheapest_costly = UINT32_MAX, dearest_cheap = 0;
             size_t last_costly = SIZE_MAX, last_cheap = SIZE_MAX, costly_blocks = 0;
-            for (size_t i = 0; i < mbs.size(); ++i) {
+            for (size_t i = 0; i < mixed; ++i) {
               if (!mix) {
                 if (i > 0) {
                   ASSERT_GE(cost_at(i - 1), cost_at(i)) << i;
@@ -850,9 +856,16 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
               }
             }
             if (mix) {
-              ASSERT_EQ(costly_blocks, static_cast<size_t>((n + 1) / 2));
+              ASSERT_EQ(costly_blocks, (mixed + 1) / 2);
               if (n > 1) {
                 ASSERT_GE(cheapest_costly, dearest_cheap);
+              }
+              for (size_t i = mixed; i < mbs.size(); ++i) {
+                if (i > mixed) {
+                  ASSERT_GE(cost_at(i - 1), cost_at(i)) << i;
+                }
+                ASSERT_LE(cost_at(i), cheapest_costly) << i;
+                ASSERT_GE(cost_at(i), dearest_cheap) << i;
               }
             }
             std::sort(mbs.begin(), mbs.end());
