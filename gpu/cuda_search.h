@@ -58,7 +58,7 @@ class CudaSearch final : public GpuPictureSearch {
   void search(const PictureSearchRequest& req, PictureCandidates& out) override;
   const char* name() const override { return name_.c_str(); }
   bool runs_beside_cpu() const override { return true; }
-  GpuSearchTiming last_timing() const override { return timing_; }
+  GpuSearchTiming last_timing() override;
   BlockCycles last_block_cycles() override;
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }
@@ -269,6 +269,10 @@ class CudaSearch final : public GpuPictureSearch {
   TwinPictureSearch twin_;  // top_k above kGpuMaxTopK, and everything after a device failure
   std::atomic<bool> failed_{false};  // set by wait_rows() or reference_rows() on a worker thread too
   GpuSearchTiming timing_;
+  // The completed call whose device times last_timing() reads from its slot's events (-1: none, or read), and
+  // whether it uploaded; a call that starts forgets them (its slot may be the one read).
+  int timed_slot_ = -1;
+  bool timed_uploaded_ = false;
   InFlight fly_;
   // The public calls under m_: a search taken up while its reference grows (feeding_: ahead_ holds it, fly_ its
   // bands launched so far) gets that reference's rows from the threads coding the picture before, beside the

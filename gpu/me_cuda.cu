@@ -359,12 +359,8 @@ void CudaSearch::complete_rows(int rows) {
   CallSlot& c = slots_[fly_.slot];
   if (rows >= fly_.mb_height) {  // the whole call: its join event follows every launch and upload
     CUDA_CHECK(cudaEventSynchronize(c.end.get()));
-    timing_.total_ms = elapsed_ms(c.start, c.end);
-    timing_.kernel_ms = elapsed_ms(c.kernel_start, c.end);
-    if (fly_.uploaded) {  // done before the kernels that waited for it, but c.end may follow them on their stream
-      CUDA_CHECK(cudaEventSynchronize(c.uploaded.get()));
-      timing_.upload_ms = elapsed_ms(c.start, c.uploaded);
-    }
+    timed_slot_ = fly_.slot;  // its times are read when asked (last_timing)
+    timed_uploaded_ = fly_.uploaded;
     fly_.ready_rows = fly_.mb_height;
     fly_.active = false;
     fly_.out = nullptr;
@@ -379,6 +375,25 @@ void CudaSearch::complete_rows(int rows) {
   }
   fly_.ready_rows = std::min(fly_.mb_height, fly_.band_start[last_band + 1]);
   if (fly_.ready_rows >= fly_.mb_height) complete_rows(fly_.mb_height);  // the last band: time the call
+}
+
+GpuSearchTiming CudaSearch::last_timing() {
+  std::lock_guard<std::mutex> lock(m_);
+  if (timed_slot_ < 0 || failed_) return timing_;
+  try {
+    CUDA_CHECK(cudaSetDevice(device_));
+    const CallSlot& c = slots_[timed_slot_];
+    timing_.total_ms = elapsed_ms(c.start, c.end);
+    timing_.kernel_ms = elapsed_ms(c.kernel_start, c.end);
+    if (timed_uploaded_) {  // done before the kernels that waited for it, but c.end may follow them on their stream
+      CUDA_CHECK(cudaEventSynchronize(c.uploaded.get()));
+      timing_.upload_ms = elapsed_ms(c.start, c.uploaded);
+    }
+  } catch (const CudaError& e) {
+    fall_back(e);
+  }
+  timed_slot_ = -1;
+  return timing_;
 }
 
 // ---- The stages of a call ----------------------------------------------------------------------------------------
@@ -760,6 +775,7 @@ void CudaSearch::answer(const PictureSearchRequest& req, PictureCandidates& out)
 void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandidates& out) {
   CUDA_CHECK(cudaSetDevice(device_));
   timing_ = GpuSearchTiming{};
+  timed_slot_ = -1;
   shape_answer(req, out);
   if (req.refs.empty()) return;
   const int slot = next_slot_;

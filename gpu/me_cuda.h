@@ -33,7 +33,9 @@ struct BlockCycles {
 
 class GpuPictureSearch : public PictureIntegerSearch {
  public:
-  virtual GpuSearchTiming last_timing() const = 0;
+  // The device times come from the call's CUDA events, read here rather than when the call completes, so a call's
+  // caller does not wait for them: ask before the next call starts.
+  virtual GpuSearchTiming last_timing() = 0;
   // For benchmarks: waits for the device, then copies the last call's block cycles (empty before any call).
   virtual BlockCycles last_block_cycles() = 0;
   // Integer peak of the device in absolute differences per second (SMs x 64 int32 lanes x 4 bytes x clock), and a

@@ -215,6 +215,7 @@ void CudaSearch::adopt_ahead(const PictureSearchRequest& req, PictureCandidates&
   CallSlot& c = slots_[ahead_.slot];
   CUDA_CHECK(cudaEventRecord(c.uploaded.get(), copy_.get()));
   timing_ = ahead_.timing;
+  timed_slot_ = -1;
   ahead_.active = false;
   join(req, ahead_.band_start, std::move(ahead_.launches), ahead_.slot, true);
   remember_call(req, ahead_.res);
@@ -229,6 +230,7 @@ void CudaSearch::adopt_growing(const PictureSearchRequest& req, PictureCandidate
   shape_answer(req, out);
   launch_ahead_bands();
   timing_ = ahead_.timing;
+  timed_slot_ = -1;
   feeding_ = true;
   fly_.active = true;
   fly_.growing = true;
