@@ -59,6 +59,10 @@ class CudaSearch final : public GpuPictureSearch {
   const char* name() const override { return name_.c_str(); }
   bool runs_beside_cpu() const override { return true; }
   GpuSearchTiming last_timing() override;
+  void time_calls(bool on) override {
+    std::lock_guard<std::mutex> lock(m_);
+    time_calls_ = on;
+  }
   BlockCycles last_block_cycles() override;
   double peak_absdiff_per_s() const override { return peak_; }
   std::string device_description() const override { return desc_; }
@@ -98,6 +102,7 @@ class CudaSearch final : public GpuPictureSearch {
   // take the two slots in turn.
   struct CallSlot {
     Event start, kernel_start, end, refs, uploaded;
+    bool timed = false;  // this call records start and kernel_start (time_calls)
     std::vector<std::unique_ptr<Event>> done, tab;  // per launch: integer kernel, tables (with their download)
     std::vector<std::unique_ptr<Event>> cur_rows;   // per band: its rows of the current picture sent
     PinnedBuffer params;   // window centres and predictors, staged
@@ -272,6 +277,7 @@ class CudaSearch final : public GpuPictureSearch {
   // The completed call whose device times last_timing() reads from its slot's events (-1: none, or read), and
   // whether it uploaded; a call that starts forgets them (its slot may be the one read).
   int timed_slot_ = -1;
+  bool time_calls_ = false;
   bool timed_uploaded_ = false;
   InFlight fly_;
   // The public calls under m_: a search taken up while its reference grows (feeding_: ahead_ holds it, fly_ its

@@ -359,7 +359,7 @@ void CudaSearch::complete_rows(int rows) {
   CallSlot& c = slots_[fly_.slot];
   if (rows >= fly_.mb_height) {  // the whole call: its join event follows every launch and upload
     CUDA_CHECK(cudaEventSynchronize(c.end.get()));
-    timed_slot_ = fly_.slot;  // its times are read when asked (last_timing)
+    timed_slot_ = c.timed ? fly_.slot : -1;  // its times are read when asked (last_timing)
     timed_uploaded_ = fly_.uploaded;
     fly_.ready_rows = fly_.mb_height;
     fly_.active = false;
@@ -553,7 +553,7 @@ void CudaSearch::launch_integer_band(const PictureSearchRequest& req, const Resi
     cudaStream_t st = b == 0 ? first_.get() : compute_[i % kStreams].get();
     for (cudaEvent_t e : waits) CUDA_CHECK(cudaStreamWaitEvent(st, e, 0));
     if (c.cost_order_queued) CUDA_CHECK(cudaStreamWaitEvent(st, c.cost_order.get(), 0));
-    if (i == 0) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
+    if (i == 0 && c.timed) CUDA_CHECK(cudaEventRecord(c.kernel_start.get(), st));
     KernelArgs a = kernel_args(req, g);
     a.cur = cur.pixels.as<uint8_t>();
     a.ref = res.in_use[1 + r]->pixels.as<uint8_t>();
@@ -781,7 +781,8 @@ void CudaSearch::search_on_device(const PictureSearchRequest& req, PictureCandid
   const int slot = next_slot_;
   next_slot_ ^= 1;
   CallSlot& c = slots_[slot];
-  CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
+  c.timed = time_calls_;
+  if (c.timed) CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
   const bool order_sent = send_step_order(req.search_range);  // before the references: `refs` then covers it
   const Residency res = make_resident(req, c);
   const std::vector<int> band_start = band_starts(req.mb_height, bands_for(req.mb_width * req.mb_height));

@@ -33,9 +33,12 @@ struct BlockCycles {
 
 class GpuPictureSearch : public PictureIntegerSearch {
  public:
-  // The device times come from the call's CUDA events, read here rather than when the call completes, so a call's
-  // caller does not wait for them: ask before the next call starts.
+  // The device times come from CUDA events that calls record only while time_calls(true) holds (off at first: the
+  // encoder reads none, and each costs a call a microsecond before its first copy or kernel), read here rather than
+  // when the call completes, so its caller does not wait for them: ask before the next call starts. Without them
+  // the times are 0 and the counts still hold.
   virtual GpuSearchTiming last_timing() = 0;
+  virtual void time_calls(bool on) = 0;
   // For benchmarks: waits for the device, then copies the last call's block cycles (empty before any call).
   virtual BlockCycles last_block_cycles() = 0;
   // Integer peak of the device in absolute differences per second (SMs x 64 int32 lanes x 4 bytes x clock), and a

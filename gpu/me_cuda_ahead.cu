@@ -44,7 +44,8 @@ bool CudaSearch::search_ahead(const PictureSearchRequest& req, int growing) {
     Ahead a;
     a.slot = last_.slot >= 0 ? last_.slot ^ 1 : next_slot_;
     CallSlot& c = slots_[a.slot];
-    CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
+    c.timed = time_calls_;
+    if (c.timed) CUDA_CHECK(cudaEventRecord(c.start.get(), copy_.get()));
     // The pictures: none that the call in flight reads may be evicted (its kernels may still read them).
     std::vector<Resident*> keep = last_.slot >= 0 ? last_.in_use : std::vector<Resident*>{};
     const size_t max_resident = req.refs.size() + 2 + keep.size();

@@ -1109,6 +1109,14 @@ TEST_F(GpuMeCuda, MatchesTwinSmall) {
     for (int k : {1, 4, 16}) expect_same_as_twin(make_scene(4, 3, 1, range, std::min(k, window_positions(range)), rng).req);
 }
 
+TEST_F(GpuMeCuda, MatchesTwinAtEveryListLength) {
+  // Each list length has a kernel of its own (kKernels), whose machine code a change anywhere in its translation
+  // unit may alter; with two references, so a launch's second kernel reads its own reference.
+  std::mt19937 rng(1616);
+  for (int k = 1; k <= kGpuMaxTopK; ++k)
+    expect_same_as_twin(make_scene(6, 5, 2, 16, k, rng, k % 2 ? Content::kNoise : Content::kSmooth).req);
+}
+
 TEST_F(GpuMeCuda, MatchesTwinOnRandomScenes) {
   std::mt19937 rng(31337);
   const int sizes[][2] = {{11, 9}, {1, 1}, {7, 2}};
@@ -1276,15 +1284,34 @@ TEST_F(GpuMeCuda, ProgressiveAnswerLandsRowByRow) {
 }
 
 TEST_F(GpuMeCuda, TimesItsCalls) {
-  // What bench_gpu reads: the call's device time and its kernels' share, both from the call's CUDA events.
+  // What bench_gpu reads: the call's device time and its kernels' share, both from the call's CUDA events, which
+  // calls record only when asked to (time_calls); the counts hold either way.
   auto* gpu = dynamic_cast<GpuPictureSearch*>(search_.get());
   ASSERT_NE(gpu, nullptr);
   std::mt19937 rng(555);
-  expect_same_as_twin(make_scene(9, 7, 2, 16, 5, rng).req);
-  const GpuSearchTiming t = gpu->last_timing();
-  EXPECT_GT(t.kernel_ms, 0.0);
-  EXPECT_GE(t.total_ms, t.kernel_ms);
+  const Scene scene = make_scene(9, 7, 2, 16, 5, rng);  // owns the planes the request points to
+  const PictureSearchRequest& req = scene.req;
+  expect_same_as_twin(req);
+  GpuSearchTiming t = gpu->last_timing();
+  EXPECT_EQ(t.kernel_ms, 0.0);
+  EXPECT_EQ(t.total_ms, 0.0);
   EXPECT_EQ(t.pictures_uploaded, 3);
+  gpu->time_calls(true);
+  for (bool progressive : {false, true}) {
+    PictureSearchRequest r = req;
+    r.zero_copy = r.progressive = progressive;
+    PictureCandidates got, want;
+    search_->search(r, got);
+    search_->wait_rows(r.mb_height);  // a progressive answer's last rows complete the call
+    twin_.search(r, want);
+    EXPECT_TRUE(same_candidates(got, want)) << progressive;
+    t = gpu->last_timing();
+    EXPECT_GT(t.kernel_ms, 0.0) << progressive;
+    EXPECT_GE(t.total_ms, t.kernel_ms) << progressive;
+    EXPECT_GT(t.upload_ms, 0.0) << progressive;
+    EXPECT_EQ(t.pictures_uploaded, 3) << progressive;
+  }
+  gpu->time_calls(false);
 }
 
 TEST_F(GpuMeCuda, MatchesTwinAtRange64And128) {
