@@ -28,10 +28,11 @@ constexpr int kThreads = 128;
 constexpr int kGroups = 96;
 static_assert(kGroups % 32 == 0 && kGroups <= kThreads, "stage 1 in whole warps");
 constexpr int kBatch = 4 * kGroups;       // positions per batch
-// Blocks per SM the kernel is built for (__launch_bounds__): shared memory and registers must allow them
-// (SharedMemoryAllowsTheBlocksPerSm in the tests). K > 8 keeps 4: its list needs the registers.
+// Blocks per SM the kernel is built for (__launch_bounds__), and so the blocks an SM runs at once at least (the
+// launch order's first wave): shared memory and registers must allow them (SharedMemoryAllowsTheBlocksPerSm in the
+// tests). K > 8 keeps 4: its list needs the registers.
 constexpr int kMinBlocksPerSm = 5;
-template <int K> constexpr int min_blocks_per_sm() { return K <= 8 ? kMinBlocksPerSm : 4; }
+GME_HOST_DEVICE constexpr int min_blocks_per_sm(int top_k) { return top_k <= 8 ? kMinBlocksPerSm : 4; }
 constexpr int kSlices = 3;                // stage-2 threads per partition: 41 * 3 = 123 of 128
 // Words per partition row of packed SAD pairs. kBatch / 2 + 3 = 3 mod 32 puts stage-2 lane t (partition t/3, slice
 // t%3) on bank t: conflict-free reads.
@@ -284,9 +285,6 @@ struct KernelArgs {
 };
 
 constexpr int kMeetWords = 4;
-
-// The blocks an SM runs at once, at least (the kernel's launch bound), for a list length known at run time.
-inline int blocks_per_sm_bound(int top_k) { return top_k <= 8 ? kMinBlocksPerSm : 4; }
 
 // The fields of a launch's arguments that follow from the request and the geometry; the caller sets the picture,
 // parameter and output pointers and mb_first (gpu/me_cuda.cu, and the tests' host emulation of the launch).

@@ -666,7 +666,7 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
   const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
   // The blocks the GPU runs at once: the share a split macroblock is measured against (0: this list length does
   // not split), and the mixed order's first wave.
-  const int wave = sms_ * blocks_per_sm_bound(req.top_k);
+  const int wave = sms_ * min_blocks_per_sm(req.top_k);
   const int slots = splits_windows(req.top_k) ? wave : 0;
   cost_order_kernel<<<bands.count * chunks, kCostOrderThreads,
                       kCostOrderThreads * sizeof(uint64_t) + widest * sizeof(uint32_t), order_.get()>>>(

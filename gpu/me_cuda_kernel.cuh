@@ -71,7 +71,7 @@ namespace {
 
 // ---- The kernel -------------------------------------------------------------------------------------------------
 template <int K>
-__global__ void __launch_bounds__(kThreads, min_blocks_per_sm<K>()) integer_search_kernel(const KernelArgs a) {
+__global__ void __launch_bounds__(kThreads, min_blocks_per_sm(K)) integer_search_kernel(const KernelArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   const SharedLayout s = shared_layout(smem);
   const int tid = threadIdx.x;
