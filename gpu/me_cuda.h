@@ -34,9 +34,9 @@ struct BlockCycles {
 class GpuPictureSearch : public PictureIntegerSearch {
  public:
   // The device times come from CUDA events that calls record only while time_calls(true) holds (off at first: the
-  // encoder reads none, and each costs a call a microsecond before its first copy or kernel), read here rather than
-  // when the call completes, so its caller does not wait for them: ask before the next call starts. Without them
-  // the times are 0 and the counts still hold.
+  // encoder reads none, and recording them delays a call's first copy and kernel), read here rather than when the
+  // call completes, so its caller does not wait for them: ask before the next call starts. Without them the times
+  // are 0 and the counts still hold.
   virtual GpuSearchTiming last_timing() = 0;
   virtual void time_calls(bool on) = 0;
   // For benchmarks: waits for the device, then copies the last call's block cycles (empty before any call).
