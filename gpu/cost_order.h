@@ -110,10 +110,10 @@ GME_HOST_DEVICE inline void place_block(int* band_entries, int mb, int rank, int
 }
 
 // The table for every band: its macroblocks by cost, highest first, equal costs by macroblock number, the split
-// ones (split_worthy, at most kMaxSplit; none where slots is 0) first; or in the mixed order in runs of mix_run over
-// the first `wave` blocks (mix_run > 0, with slots 0).
+// ones (split: split_worthy against the `wave` blocks the GPU runs at once, at most kMaxSplit) first; or in the mixed
+// order in runs of mix_run over the first `wave` blocks (mix_run > 0, no split; wave 0: all).
 inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num_mbs, const CostOrderBands& bands,
-                                         int slots, int mix_run, int wave) {
+                                         int wave, bool split_windows, int mix_run) {
   std::vector<int> table(cost_order_entries(num_mbs, bands.count), kSpareBlock);
   uint64_t total = 0;
   for (int i = 0; i < num_mbs; ++i) total += macroblock_cost(cost, refs, num_mbs, i);
@@ -121,7 +121,7 @@ inline std::vector<int> cost_order_plain(const uint32_t* cost, int refs, int num
     const int lo = bands.start_mb[b], hi = bands.start_mb[b + 1];
     int split = 0;
     for (int i = lo; i < hi; ++i)
-      split += slots > 0 && split_worthy(macroblock_cost(cost, refs, num_mbs, i), total, refs, slots) ? 1 : 0;
+      split += split_windows && split_worthy(macroblock_cost(cost, refs, num_mbs, i), total, refs, wave) ? 1 : 0;
     split = std::min(split, kMaxSplit);
     for (int i = lo; i < hi; ++i) {
       const uint32_t c = macroblock_cost(cost, refs, num_mbs, i);

@@ -27,15 +27,15 @@ __device__ __forceinline__ uint64_t block_sum(uint64_t v, uint64_t* s_sum, int t
 }
 
 // `chunks` blocks per band, each placing kCostOrderThreads of its macroblocks: the band's costs (summed over the
-// references) into shared memory and how many of them split (split_worthy against the whole picture's cycles; none
-// where slots is 0), then each thread ranks its macroblock among them (higher cost first, equal costs by number) and
-// places its blocks (place_block, in the mixed order's runs of mix_run over the first `wave` blocks where mix_run is
-// not 0); the band's first block marks the spare blocks.
+// references) into shared memory and, where split_windows, how many of them split (split_worthy against the whole
+// picture's cycles over the `wave` blocks the GPU runs at once), then each thread ranks its macroblock among them
+// (higher cost first, equal costs by number) and places its blocks (place_block, in the mixed order's runs of mix_run
+// over the first `wave` blocks where mix_run is not 0); the band's first block marks the spare blocks.
 // Launched with 4 bytes of shared memory per macroblock of the widest band and 8 per thread.
 __global__ void __launch_bounds__(kCostOrderThreads, 1) cost_order_kernel(const uint32_t* cost, int refs,
                                                                           int num_mbs, CostOrderBands bands,
-                                                                          int chunks, int slots, int mix_run, int wave,
-                                                                          int* table) {
+                                                                          int chunks, int wave, bool split_windows,
+                                                                          int mix_run, int* table) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint64_t* s_sum = reinterpret_cast<uint64_t*>(smem);
   uint32_t* s_cost = reinterpret_cast<uint32_t*>(smem + kCostOrderThreads * sizeof(uint64_t));
@@ -45,12 +45,12 @@ __global__ void __launch_bounds__(kCostOrderThreads, 1) cost_order_kernel(const 
   int* entries = table + lo + band * kMaxSplit;
   for (int i = tid; i < n; i += kCostOrderThreads) s_cost[i] = macroblock_cost(cost, refs, num_mbs, lo + i);
   int split = 0;
-  if (slots > 0) {  // uniform
+  if (split_windows) {  // uniform
     uint64_t part = 0;
     for (int i = tid; i < num_mbs; i += kCostOrderThreads) part += macroblock_cost(cost, refs, num_mbs, i);
     const uint64_t total = block_sum(part, s_sum, tid);  // its barriers also cover s_cost
     uint64_t worthy = 0;
-    for (int i = tid; i < n; i += kCostOrderThreads) worthy += split_worthy(s_cost[i], total, refs, slots) ? 1 : 0;
+    for (int i = tid; i < n; i += kCostOrderThreads) worthy += split_worthy(s_cost[i], total, refs, wave) ? 1 : 0;
     const uint64_t count = block_sum(worthy, s_sum, tid);
     split = static_cast<int>(count < kMaxSplit ? count : kMaxSplit);
   }

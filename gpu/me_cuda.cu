@@ -664,18 +664,18 @@ void CudaSearch::queue_cost_order(const PictureSearchRequest& req, const std::ve
   if (widest > kCostOrderMaxMbs) return;
   for (size_t i = 0; i < launches; ++i) CUDA_CHECK(cudaStreamWaitEvent(order_.get(), done_event(c.done, i).get(), 0));
   const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
-  // The blocks the GPU runs at once: the share a split macroblock is measured against (0: this list length does
-  // not split), and the mixed order's first wave.
+  // The blocks the GPU runs at once: what a split macroblock's share is measured against, and the mixed order's
+  // first wave.
   const int wave = sms_ * min_blocks_per_sm(req.top_k);
-  const int slots = splits_windows(req.top_k) ? wave : 0;
+  const bool splits = splits_windows(req.top_k);
   cost_order_kernel<<<bands.count * chunks, kCostOrderThreads,
                       kCostOrderThreads * sizeof(uint64_t) + widest * sizeof(uint32_t), order_.get()>>>(
-      c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks, slots,
-      mixes_order(req.top_k) ? kMixRun : 0, wave, c.slot_mb.as<int>());
+      c.cost.as<uint32_t>(), static_cast<int>(req.refs.size()), req.mb_width * req.mb_height, bands, chunks, wave,
+      splits, mixes_order(req.top_k) ? kMixRun : 0, c.slot_mb.as<int>());
   CUDA_CHECK_LAUNCH("cost_order_kernel");
   CUDA_CHECK(cudaEventRecord(c.cost_order.get(), order_.get()));
   c.cost_order_queued = true;
-  c.cost_order_splits = slots > 0;
+  c.cost_order_splits = splits;
   c.cost_order_width = req.mb_width;
   c.cost_order_bands = band_start;
 }

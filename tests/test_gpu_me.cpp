@@ -791,14 +791,14 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
           std::vector<int> got(cost_order_entries(num_mbs, bands.count), -7);
           ASSERT_LE(static_cast<size_t>(widest) * 4 + kCostOrderThreads * 8, kEmuSmemBytes);
           const int chunks = (widest + kCostOrderThreads - 1) / kCostOrderThreads;
-          const int slots = policy == 1 ? 660 : 0;  // 0: no splits
+          const bool splits = policy == 1;
           const int run = policy == 2 ? 1 : policy == 3 || policy == 6 ? 3 : policy >= 4 ? kMixRun : 0;
-          const int wave = policy == 5 ? 10 : policy == 6 ? 661 : 0;
+          const int wave = policy == 1 ? 660 : policy == 5 ? 10 : policy == 6 ? 661 : 0;
           const bool mix = run > 0;
           emu_launch(bands.count * chunks, kCostOrderThreads, [&] {
-            cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, slots, run, wave, got.data());
+            cost_order_kernel(cost.data(), refs, num_mbs, bands, chunks, wave, splits, run, got.data());
           });
-          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, slots, run, wave);
+          const std::vector<int> want = cost_order_plain(cost.data(), refs, num_mbs, bands, wave, splits, run);
           ASSERT_EQ(got, want) << "layout of " << bands.count << " bands, " << refs << " refs, spread " << spread
                                << ", policy " << policy;
           uint64_t total = 0;
@@ -808,7 +808,7 @@ TEST(GpuMeKernelOps, CostOrderMatchesPlainOrder) {
             const int* e = &want[static_cast<size_t>(lo + b * kMaxSplit)];
             int worthy = 0;
             for (int mb = lo; mb < lo + n; ++mb)
-              worthy += slots && split_worthy(macroblock_cost(cost.data(), refs, num_mbs, mb), total, refs, slots);
+              worthy += splits && split_worthy(macroblock_cost(cost.data(), refs, num_mbs, mb), total, refs, wave);
             const int split = std::min(worthy, kMaxSplit);
             splits_seen += split > 0;
             full_splits_seen += split == kMaxSplit;
